@@ -1,0 +1,235 @@
+"""`invenio oai ...`: a thin shell over the harvester service, for scripts and operators."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+import click
+from flask.cli import with_appcontext
+from invenio_access.permissions import system_identity
+
+from .harvest.run import HarvestProgress
+from .proxies import current_harvester_service
+from .services.errors import HarvesterServiceError
+
+
+def _fail(message: str) -> None:
+    raise click.ClickException(message)
+
+
+def _harvester_dict(harvester: Any) -> dict[str, Any]:
+    return {
+        "id": harvester.id,
+        "name": harvester.name,
+        "comment": harvester.comment,
+        "base_url": harvester.base_url,
+        "metadata_prefix": harvester.metadata_prefix,
+        "setspecs": list(harvester.setspecs or []),
+        "target": harvester.target,
+        "transformer": harvester.transformer,
+        "batch_size": harvester.batch_size,
+        "harvest_managers": list(harvester.harvest_managers or []),
+        "watermark": harvester.watermark.isoformat() if harvester.watermark else None,
+        "created": harvester.created.isoformat() if harvester.created else None,
+        "updated": harvester.updated.isoformat() if harvester.updated else None,
+    }
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+@click.group()
+def oai() -> None:
+    """OAI-PMH harvesting."""
+
+
+@oai.group()
+def harvester() -> None:
+    """Register, change and remove harvesters."""
+
+
+def _harvester_options(required: bool):
+    def decorate(command):
+        options = [
+            click.option("--name", required=required, help="Human-readable name."),
+            click.option("--base-url", required=required, help="OAI-PMH endpoint (http/https)."),
+            click.option("--metadata-prefix", required=required, help="e.g. oai_dc"),
+            click.option(
+                "--set", "setspecs", multiple=True, help="Set spec; repeat for several sets."
+            ),
+            click.option("--target", required=required, help="Service id of the target."),
+            click.option("--transformer", help="Transformer name (default from config)."),
+            click.option("--batch-size", type=int, help="Records per database commit."),
+            click.option("--comment", help="Free text for operators."),
+            click.option(
+                "--manager", "harvest_managers", type=int, multiple=True, help="Harvest manager user id; repeat."
+            ),
+        ]
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+def _collect(values: dict[str, Any]) -> dict[str, Any]:
+    data = {k: v for k, v in values.items() if v is not None and v != ()}
+    for key in ("setspecs", "harvest_managers"):
+        if key in data:
+            data[key] = list(data[key])
+    return data
+
+
+@harvester.command("create")
+@click.option("--id", "harvester_id", required=True, help="Short slug, e.g. 'zenodo'.")
+@_harvester_options(required=True)
+@with_appcontext
+def create_harvester(harvester_id: str, **values: Any) -> None:
+    """Register a new harvester."""
+    try:
+        created = current_harvester_service.create(
+            system_identity, {"id": harvester_id, **_collect(values)}
+        )
+    except HarvesterServiceError as error:
+        _fail(str(error))
+    click.echo(f"Created harvester {created.id}.")
+
+
+@harvester.command("update")
+@click.argument("harvester_id")
+@_harvester_options(required=False)
+@click.option("--clear-sets", is_flag=True, help="Harvest the whole repository (no set).")
+@with_appcontext
+def update_harvester(harvester_id: str, clear_sets: bool, **values: Any) -> None:
+    """Change a harvester; options left out keep their value."""
+    data = _collect(values)
+    if clear_sets:
+        data["setspecs"] = []
+    try:
+        current_harvester_service.update(system_identity, harvester_id, data)
+    except HarvesterServiceError as error:
+        _fail(str(error))
+    click.echo(f"Updated harvester {harvester_id}.")
+
+
+@harvester.command("delete")
+@click.argument("harvester_id")
+@with_appcontext
+def delete_harvester(harvester_id: str) -> None:
+    """Remove a harvester, its tracking rows and its jobs (local records stay)."""
+    try:
+        current_harvester_service.delete(system_identity, harvester_id)
+    except HarvesterServiceError as error:
+        _fail(str(error))
+    click.echo(f"Deleted harvester {harvester_id}.")
+
+
+@harvester.command("list")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+@with_appcontext
+def list_harvesters(as_json: bool) -> None:
+    """List the registered harvesters."""
+    harvesters = current_harvester_service.list(system_identity)
+    if as_json:
+        _echo_json([_harvester_dict(h) for h in harvesters])
+        return
+    for h in harvesters:
+        sets = ",".join(h.setspecs or []) or "-"
+        click.echo(f"{h.id}\t{h.base_url}\t{h.metadata_prefix}\tsets={sets}\t-> {h.target}")
+
+
+class _ProgressPrinter:
+    """Prints progress to stderr so that stdout stays clean for scripts."""
+
+    def __init__(self) -> None:
+        self.last: HarvestProgress | None = None
+
+    def __call__(self, progress: HarvestProgress) -> None:
+        self.last = progress
+        c = progress.counts
+        of = f" of ~{progress.complete_list_size}" if progress.complete_list_size else ""
+        click.echo(
+            f"\rharvested {c.total}{of}: created {c.created}, updated {c.updated}, "
+            f"deleted {c.deleted}, unchanged {c.unchanged}, failed {c.failed}",
+            err=True,
+            nl=False,
+        )
+
+
+@oai.command("harvest")
+@click.argument("harvester_id")
+@click.option(
+    "--since",
+    type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%SZ"]),
+    help="Harvest changes from this UTC time on (default: the stored watermark).",
+)
+@click.option("--full", is_flag=True, help="Harvest everything.")
+@click.option("--identifier", "identifiers", multiple=True, help="Only this OAI identifier; repeat.")
+@with_appcontext
+def harvest(harvester_id: str, since: datetime | None, full: bool, identifiers: tuple[str, ...]) -> None:
+    """Run a harvest in this process and print a summary."""
+    printer = _ProgressPrinter()
+    started = datetime.now(UTC)
+    try:
+        run = current_harvester_service.harvest_in_process(
+            system_identity,
+            harvester_id,
+            since=since.replace(tzinfo=UTC) if since else None,
+            full=full,
+            identifiers=list(identifiers) or None,
+            progress=printer,
+        )
+    except HarvesterServiceError as error:
+        _fail(str(error))
+    elapsed = (datetime.now(UTC) - started).total_seconds()
+    click.echo("", err=True)
+    counts = printer.last.counts if printer.last else None
+    click.echo(f"Run {run.id}: {run.status.name} in {elapsed:.1f} s")
+    if counts is not None:
+        click.echo(
+            f"created {counts.created}, updated {counts.updated}, deleted {counts.deleted}, "
+            f"unchanged {counts.unchanged}, failed {counts.failed}"
+        )
+        for identifier, error in counts.failures[:10]:
+            click.echo(f"  failed {identifier}: {error}")
+    if run.status.name not in ("SUCCESS",):
+        if run.message:
+            click.echo(run.message.strip().splitlines()[0], err=True)
+        sys.exit(1)
+
+
+@oai.command("records")
+@click.argument("harvester_id")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+@click.option("--errors-only", is_flag=True, help="Only records whose last attempt failed.")
+@with_appcontext
+def records(harvester_id: str, as_json: bool, errors_only: bool) -> None:
+    """List the records a harvester tracks."""
+    try:
+        rows = current_harvester_service.tracked_records(
+            system_identity, harvester_id, errors_only=errors_only
+        )
+    except HarvesterServiceError as error:
+        _fail(str(error))
+    data = [
+        {
+            "oai_identifier": row.oai_identifier,
+            "datestamp": row.datestamp,
+            "deleted": row.deleted,
+            "local_pid": row.local_pid,
+            "errors": row.errors or [],
+            "harvested_at": row.harvested_at.isoformat() if row.harvested_at else None,
+        }
+        for row in rows
+    ]
+    if as_json:
+        _echo_json(data)
+        return
+    for item in data:
+        state = "deleted" if item["deleted"] else (item["local_pid"] or "-")
+        errors = f"\terrors: {'; '.join(item['errors'])}" if item["errors"] else ""
+        click.echo(f"{item['oai_identifier']}\t{item['datestamp']}\t{state}{errors}")

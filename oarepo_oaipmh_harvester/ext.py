@@ -1,0 +1,66 @@
+"""The Flask extension and the finalize hook that wires harvesters into invenio-jobs."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask
+from invenio_db import db
+from sqlalchemy.exc import SQLAlchemyError
+
+from . import config
+from .harvest.transformers import TransformerRegistry
+
+log = logging.getLogger(__name__)
+
+
+class OARepoOAIHarvester:
+    """OAI-PMH harvester extension."""
+
+    def __init__(self, app: Flask | None = None) -> None:
+        if app:
+            self.init_app(app)
+
+    def init_app(self, app: Flask) -> None:
+        for key in dir(config):
+            if key.startswith("OAI_HARVESTER_"):
+                app.config.setdefault(key, getattr(config, key))
+        self.transformers = TransformerRegistry(app.config["OAI_HARVESTER_TRANSFORMERS"])
+        from .services import HarvesterService
+
+        self.harvester_service = HarvesterService(jobs_registry_getter=self._jobs_registry)
+        if app.config["OAI_HARVESTER_SAMPLE_TARGET"]:
+            from .testing.sample_records import ext as sample_ext
+
+            sample_ext.init_app(app)
+        app.extensions["oarepo-oaipmh-harvester"] = self
+
+    @staticmethod
+    def _jobs_registry():
+        from invenio_jobs.proxies import current_jobs
+
+        return current_jobs.registry
+
+
+def finalize_app(app: Flask) -> None:
+    """Install the database-aware job registry and register every stored harvester."""
+    from .jobs import HarvesterJobsRegistry
+    from .models import OAIHarvester
+
+    jobs_ext = app.extensions["invenio-jobs"]
+    if not isinstance(jobs_ext.registry, HarvesterJobsRegistry):
+        jobs_ext.registry = HarvesterJobsRegistry(jobs_ext.registry.get_all())
+    with app.app_context():
+        try:
+            for harvester in db.session.scalars(db.select(OAIHarvester)):
+                jobs_ext.registry.register_harvester(harvester)
+        except SQLAlchemyError as error:
+            # Tables not created yet (e.g. during `invenio db create`); lookups retry later.
+            log.debug("No harvesters registered at boot: %s", error)
+        finally:
+            db.session.rollback()
+            db.session.remove()
+    if app.config["OAI_HARVESTER_SAMPLE_TARGET"]:
+        from .testing.sample_records import ext as sample_ext
+
+        sample_ext.finalize_app(app)

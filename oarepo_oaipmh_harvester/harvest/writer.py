@@ -1,0 +1,250 @@
+"""Keeps the target service in step with the provider, one batch per unit of work.
+
+The only place that decides whether a harvested record is new, changed, unchanged or gone.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from invenio_db import db
+from invenio_pidstore.errors import PIDDeletedError, PIDDoesNotExistError
+from marshmallow import ValidationError
+from sqlalchemy.dialects import postgresql, sqlite
+
+from ..models import OAIHarvestedRecord
+from ..protocol.records import OAIRecord
+from .transformers import Transformer
+from .unit_of_work import BulkIndexingUnitOfWork
+
+log = logging.getLogger(__name__)
+
+MAX_REPORTED_FAILURES = 100
+
+
+@dataclass
+class WriteCounts:
+    """What happened to the records of one or more batches."""
+
+    created: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return self.created + self.updated + self.deleted + self.unchanged + self.failed
+
+    def add(self, other: WriteCounts) -> None:
+        self.created += other.created
+        self.updated += other.updated
+        self.deleted += other.deleted
+        self.unchanged += other.unchanged
+        self.failed += other.failed
+        room = MAX_REPORTED_FAILURES - len(self.failures)
+        self.failures.extend(other.failures[: max(room, 0)])
+
+    def fail(self, identifier: str, error: str) -> None:
+        self.failed += 1
+        if len(self.failures) < MAX_REPORTED_FAILURES:
+            self.failures.append((identifier, error))
+
+
+def describe_error(error: BaseException) -> str:
+    """An operator-readable one-line description of why a record failed."""
+    if isinstance(error, ValidationError):
+        return f"Validation failed: {error.messages}"
+    message = str(error) or repr(error)
+    return f"{type(error).__name__}: {message}"
+
+
+class RecordWriter:
+    """Writes batches of harvested records of one harvester into its target service."""
+
+    def __init__(
+        self,
+        *,
+        harvester_id: str,
+        service: Any,
+        transformer: Transformer,
+        identity: Any,
+        run_id: uuid.UUID | None = None,
+    ) -> None:
+        self.harvester_id = harvester_id
+        self.service = service
+        self.transformer = transformer
+        self.identity = identity
+        self.run_id = run_id
+
+    # -- public --------------------------------------------------------------------------
+    def write_batch(
+        self, records: Sequence[OAIRecord], on_commit: Any = None
+    ) -> WriteCounts:
+        """Write one batch in one unit of work; per-record failures are tracked, not raised.
+
+        `on_commit(counts)` runs inside the batch transaction just before it commits, so
+        that progress counters are committed together with the data they count.
+        """
+        latest: dict[str, OAIRecord] = {}
+        for record in records:  # a record seen twice in one batch (two sets): last wins
+            latest[record.identifier] = record
+        tracked = self._load_tracking(list(latest))
+        counts = WriteCounts()
+        rows: list[dict[str, Any]] = []
+        unchanged_ids: list[str] = []
+        now = datetime.now(UTC)
+
+        with BulkIndexingUnitOfWork(db.session) as uow:
+            for identifier, record in latest.items():
+                row = tracked.get(identifier)
+                if self._is_unchanged(record, row):
+                    counts.unchanged += 1
+                    unchanged_ids.append(identifier)
+                    continue
+                rows.append(self._write_one(uow, record, row, counts, now))
+            self._save_tracking(rows, unchanged_ids)
+            if on_commit is not None:
+                on_commit(counts)
+            uow.commit()
+        for error in uow.index_errors:
+            log.error("Harvester %s: indexing error %s", self.harvester_id, error)
+        return counts
+
+    # -- decisions -----------------------------------------------------------------------
+    @staticmethod
+    def _is_unchanged(record: OAIRecord, row: dict[str, Any] | None) -> bool:
+        return (
+            row is not None
+            and not row["errors"]
+            and not record.errors
+            and row["datestamp"] == record.datestamp
+            and row["deleted"] == record.deleted
+        )
+
+    def _write_one(
+        self,
+        uow: BulkIndexingUnitOfWork,
+        record: OAIRecord,
+        row: dict[str, Any] | None,
+        counts: WriteCounts,
+        now: datetime,
+    ) -> dict[str, Any]:
+        local_pid = row["local_pid"] if row else None
+        new_row: dict[str, Any] = {
+            "harvester_id": self.harvester_id,
+            "oai_identifier": record.identifier,
+            "datestamp": record.datestamp,
+            "deleted": record.deleted,
+            "local_pid": local_pid,
+            "errors": list(record.errors) or None,
+            "original_xml": record.xml,
+            "transformed": None,
+            "harvested_at": now,
+            "run_id": self.run_id,
+        }
+        mark = uow.mark()
+        try:
+            if record.deleted:
+                if local_pid:
+                    with db.session.begin_nested():
+                        self._delete_local(uow, local_pid)
+                    counts.deleted += 1
+                else:
+                    counts.unchanged += 1  # a tombstone we never had a record for
+                new_row["local_pid"] = None
+            else:
+                data = self.transformer.transform(record)
+                new_row["transformed"] = data
+                with db.session.begin_nested():
+                    new_row["local_pid"], created = self._upsert_local(uow, local_pid, data)
+                if created:
+                    counts.created += 1
+                else:
+                    counts.updated += 1
+        except Exception as error:  # noqa: BLE001 - any failure is tracked on the record
+            uow.discard_since(mark)
+            message = describe_error(error)
+            log.info("Harvester %s: %s failed: %s", self.harvester_id, record.identifier, message)
+            new_row["errors"] = [*list(record.errors), message]
+            counts.fail(record.identifier, message)
+        else:
+            if record.errors:
+                counts.fail(record.identifier, "; ".join(record.errors))
+        return new_row
+
+    def _upsert_local(
+        self, uow: BulkIndexingUnitOfWork, local_pid: str | None, data: dict[str, Any]
+    ) -> tuple[str, bool]:
+        if local_pid:
+            try:
+                item = self.service.update(self.identity, local_pid, data, uow=uow)
+                return item.id, False
+            except (PIDDoesNotExistError, PIDDeletedError):
+                pass  # removed locally (or by an earlier tombstone): create it again
+        item = self.service.create(self.identity, data, uow=uow)
+        return item.id, True
+
+    def _delete_local(self, uow: BulkIndexingUnitOfWork, local_pid: str) -> None:
+        try:
+            self.service.delete(self.identity, local_pid, uow=uow)
+        except (PIDDoesNotExistError, PIDDeletedError):
+            pass  # already gone locally: the desired end state
+
+    # -- tracking rows -------------------------------------------------------------------
+    def _load_tracking(self, identifiers: list[str]) -> dict[str, dict[str, Any]]:
+        if not identifiers:
+            return {}
+        table = OAIHarvestedRecord.__table__
+        query = sa.select(
+            table.c.oai_identifier,
+            table.c.datestamp,
+            table.c.deleted,
+            table.c.local_pid,
+            table.c.errors,
+        ).where(
+            table.c.harvester_id == self.harvester_id,
+            table.c.oai_identifier.in_(identifiers),
+        )
+        return {row.oai_identifier: row._asdict() for row in db.session.execute(query)}
+
+    def _save_tracking(self, rows: list[dict[str, Any]], unchanged_ids: list[str]) -> None:
+        table = OAIHarvestedRecord.__table__
+        if rows:
+            insert = _dialect_insert(db.session.get_bind().dialect.name)(table).values(rows)
+            updated_columns = {
+                name: insert.excluded[name]
+                for name in rows[0]
+                if name not in ("harvester_id", "oai_identifier")
+            }
+            db.session.execute(
+                insert.on_conflict_do_update(
+                    index_elements=[table.c.harvester_id, table.c.oai_identifier],
+                    set_=updated_columns,
+                )
+            )
+        if unchanged_ids and self.run_id is not None:
+            # Remember that this run saw them (reconciliation needs it), nothing else.
+            db.session.execute(
+                sa.update(table)
+                .where(
+                    table.c.harvester_id == self.harvester_id,
+                    table.c.oai_identifier.in_(unchanged_ids),
+                )
+                .values(run_id=self.run_id)
+            )
+
+
+def _dialect_insert(dialect_name: str):
+    if dialect_name == "postgresql":
+        return postgresql.insert
+    if dialect_name == "sqlite":
+        return sqlite.insert
+    raise RuntimeError(f"Unsupported database {dialect_name!r}: use PostgreSQL or SQLite.")

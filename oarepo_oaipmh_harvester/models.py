@@ -1,0 +1,56 @@
+"""Database models: harvesters and the records they track."""
+
+from __future__ import annotations
+
+from invenio_db import db
+from sqlalchemy.dialects import postgresql
+from sqlalchemy_utils.types import UUIDType
+
+# JSONB on PostgreSQL (indexable, compact), plain JSON elsewhere.
+JSONType = db.JSON(none_as_null=True).with_variant(postgresql.JSONB(none_as_null=True), "postgresql")
+
+
+class OAIHarvester(db.Model, db.Timestamp):
+    """A remote OAI-PMH data provider and how its records land in a local service."""
+
+    __tablename__ = "oai_harvester"
+
+    id = db.Column(db.String(64), primary_key=True)
+    name = db.Column(db.String(255), nullable=False)
+    comment = db.Column(db.Text, nullable=True)
+    base_url = db.Column(db.String(2048), nullable=False)
+    metadata_prefix = db.Column(db.String(255), nullable=False)
+    setspecs = db.Column(JSONType, nullable=False, default=list)
+    target = db.Column(db.String(255), nullable=False)
+    transformer = db.Column(db.String(255), nullable=False)
+    batch_size = db.Column(db.Integer, nullable=False)
+    harvest_managers = db.Column(JSONType, nullable=False, default=list)
+    # responseDate (server clock) at the start of the last run that finished without a
+    # failed record: the next window may start there even if our clock is ahead.
+    watermark = db.Column(db.UTCDateTime, nullable=True)
+
+
+class OAIHarvestedRecord(db.Model):
+    """What the harvester last saw of one OAI identifier, and where it landed locally."""
+
+    __tablename__ = "oai_harvested_record"
+
+    harvester_id = db.Column(
+        db.String(64),
+        db.ForeignKey(OAIHarvester.id, ondelete="CASCADE"),
+        primary_key=True,
+    )
+    oai_identifier = db.Column(db.String(1024), primary_key=True)
+    datestamp = db.Column(db.String(64), nullable=True)
+    deleted = db.Column(db.Boolean, nullable=False, default=False)
+    local_pid = db.Column(db.String(255), nullable=True)
+    errors = db.Column(JSONType, nullable=True)
+    original_xml = db.Column(db.Text, nullable=True)
+    transformed = db.Column(JSONType, nullable=True)
+    harvested_at = db.Column(db.UTCDateTime, nullable=False)
+    # invenio-jobs run that touched the row last; no foreign key, runs may be purged.
+    run_id = db.Column(UUIDType, nullable=True)
+
+    __table_args__ = (
+        db.Index("ix_oai_harvested_record_local_pid", "harvester_id", "local_pid"),
+    )

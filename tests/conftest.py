@@ -1,0 +1,90 @@
+"""Fixtures: a real Invenio API app on PostgreSQL (or SQLite), osmem search, a local provider."""
+
+from __future__ import annotations
+
+import ast
+import os
+from datetime import UTC, datetime
+
+import pytest
+from invenio_app.factory import create_api
+
+from oarepo_oaipmh_harvester.testing.corpus import Corpus
+from oarepo_oaipmh_harvester.testing.sample_records import SAMPLE_SERVICE_ID
+
+TEST_CONFIG = {
+    "OAI_HARVESTER_SAMPLE_TARGET": True,
+    "OAI_HARVESTER_MAX_RETRY_WAIT": 5.0,
+    "OAI_HARVESTER_REQUEST_TIMEOUT": (5.0, 10.0),
+    "JOBS_LOGGING": False,  # job logs go to a data stream, which osmem lacks
+    "CELERY_TASK_EAGER_PROPAGATES": True,
+    "CELERY_BROKER_URL": "memory://",
+    "BROKER_URL": "memory://",
+    "CACHE_TYPE": "SimpleCache",
+    "RECORDS_REFRESOLVER_CLS": "invenio_records.resolver.InvenioRefResolver",
+    "RECORDS_REFRESOLVER_STORE": "invenio_jsonschemas.proxies.current_refresolver_store",
+    "SEARCH_INDEX_PREFIX": "oaiharvest-test-",
+    "MAIL_SUPPRESS_SEND": True,
+}
+
+
+@pytest.fixture(scope="session")
+def search_server():
+    """osmem-server for the whole session, unless SEARCH_HOSTS points at a real cluster."""
+    if "SEARCH_HOSTS" in os.environ:
+        yield ast.literal_eval(os.environ["SEARCH_HOSTS"])
+        return
+    from osmem_server import OsmemServer
+
+    server = OsmemServer.start(freeze=False, japanese=False)
+    url = server.url.rstrip("/").split("://", 1)[-1]
+    host, port = url.rsplit(":", 1)
+    try:
+        yield [{"host": host, "port": int(port)}]
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="module")
+def search_hosts(search_server):
+    return search_server
+
+
+@pytest.fixture(scope="module")
+def app_config(app_config):
+    app_config.update(TEST_CONFIG)
+    return app_config
+
+
+@pytest.fixture(scope="module")
+def create_app():
+    return create_api
+
+
+@pytest.fixture()
+def corpus() -> Corpus:
+    """A small corpus with a frozen clock, 50 records over three sets."""
+    corpus = Corpus.generate(50, start=datetime(2024, 1, 1, tzinfo=UTC), step_seconds=60)
+    corpus.set_clock(datetime(2024, 6, 1, 12, 0, 0, tzinfo=UTC))
+    return corpus
+
+
+@pytest.fixture()
+def provider(corpus):
+    from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
+
+    with OAIPMHProvider(corpus, page_size=7) as running:
+        yield running
+
+
+@pytest.fixture()
+def sample_service(app):
+    from invenio_records_resources.proxies import current_service_registry
+
+    return current_service_registry.get(SAMPLE_SERVICE_ID)
+
+
+@pytest.fixture()
+def clean_index(app, search_clear):
+    """Sample records index emptied for this test."""
+    return search_clear
