@@ -88,3 +88,33 @@ def sample_service(app):
 def clean_index(app, search_clear):
     """Sample records index emptied for this test."""
     return search_clear
+
+
+def _let_sqlalchemy_control_sqlite_transactions(engine) -> None:
+    """pysqlite's own transaction handling defeats savepoint rollback between tests."""
+    from sqlalchemy import event
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection, connection_record):
+        dbapi_connection.isolation_level = None
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection):
+        connection.exec_driver_sql("BEGIN")
+
+
+@pytest.fixture(scope="module")
+def database(appctx):
+    """pytest-invenio's `database`, with SQLite made to roll back like PostgreSQL."""
+    from invenio_db import db as db_
+    from sqlalchemy_utils.functions import create_database, database_exists
+
+    url = db_.engine.url.render_as_string(hide_password=False)
+    if db_.engine.name == "sqlite":
+        _let_sqlalchemy_control_sqlite_transactions(db_.engine)
+    if not database_exists(url):
+        create_database(url)
+    db_.create_all()
+    yield db_
+    db_.session.remove()
+    db_.drop_all()

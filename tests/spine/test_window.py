@@ -1,0 +1,64 @@
+"""The window rules: from/until and the watermark."""
+
+from datetime import UTC, datetime, timedelta
+
+from oarepo_oaipmh_harvester.harvest.window import SinceSource, plan_window
+from oarepo_oaipmh_harvester.protocol.datestamps import Granularity
+
+RESPONSE = datetime(2024, 6, 1, 12, 30, 45, tzinfo=UTC)
+
+
+def window(**kwargs):
+    options = {
+        "response_date": RESPONSE,
+        "granularity": Granularity.SECONDS,
+        "since": None,
+        "since_source": SinceSource.LAST_SUCCESS,
+        "watermark": None,
+    }
+    options.update(kwargs)
+    return plan_window(**options)
+
+
+def test_no_since_is_a_full_harvest_until_the_response_date():
+    planned = window()
+    assert planned.is_full
+    assert planned.arguments() == {"from_": None, "until": "2024-06-01T12:30:45Z"}
+
+
+def test_since_is_formatted_in_utc_with_z_never_an_offset():
+    from zoneinfo import ZoneInfo
+
+    since = datetime(2024, 5, 1, 14, 0, 0, tzinfo=ZoneInfo("Europe/Prague"))
+    assert window(since=since).arguments()["from_"] == "2024-05-01T12:00:00Z"
+
+
+def test_day_granularity_is_never_finer_than_advertised():
+    planned = window(since=datetime(2024, 5, 1, 23, 59, 59, tzinfo=UTC), granularity=Granularity.DAY)
+    assert planned.arguments() == {"from_": "2024-05-01", "until": "2024-06-01"}
+
+
+def test_earlier_server_watermark_wins_over_automatic_since():
+    since = datetime(2024, 5, 2, tzinfo=UTC)
+    watermark = since - timedelta(hours=3)  # provider clock lags ours
+    assert window(since=since, watermark=watermark).from_ == watermark
+    later = since + timedelta(hours=3)
+    assert window(since=since, watermark=later).from_ == since
+
+
+def test_manual_since_is_taken_as_given():
+    since = datetime(2024, 5, 2, tzinfo=UTC)
+    watermark = since - timedelta(days=30)
+    assert window(since=since, since_source=SinceSource.MANUAL, watermark=watermark).from_ == since
+
+
+def test_watermark_source_and_full_flag():
+    watermark = datetime(2024, 5, 2, tzinfo=UTC)
+    assert window(since_source=SinceSource.WATERMARK, watermark=watermark).from_ == watermark
+    assert window(since_source=SinceSource.WATERMARK, watermark=None).is_full
+    assert window(since=watermark, full=True).is_full
+
+
+def test_from_never_after_until():
+    ahead = RESPONSE + timedelta(hours=2)  # our clock ahead, no watermark yet
+    assert window(since=ahead).from_ == RESPONSE
