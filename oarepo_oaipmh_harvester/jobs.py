@@ -68,27 +68,36 @@ class OAIHarvestJob(JobType):
         since: Any = None,
         full: bool = False,
         identifiers: list[str] | None = None,
+        oai_ids: list[str] | None = None,
         **kwargs: Any,
     ) -> dict[str, Any]:
         """Arguments of `harvest_oaipmh_records`."""
+        selected = identifiers or oai_ids
         return {
             "harvester_id": cls.harvester_id,
             "since": since,
             "full": bool(full),
-            "oai_ids": list(identifiers) if identifiers else None,
+            "oai_ids": list(selected) if selected else None,
         }
 
     @classmethod
     def _build_task_arguments(
-        cls, job_obj: Any, since: Any = None, custom_args: dict | None = None, **kwargs: Any
+        cls,
+        job_obj: Any,
+        since: Any = None,
+        custom_args: dict | None = None,
+        since_source: str | None = None,
+        **kwargs: Any,
     ) -> dict[str, Any]:
         # invenio-jobs fills `since` itself when nobody typed one; remember which it was,
-        # because only an automatic `since` may be moved back to the watermark.
+        # because only an automatic `since` may be moved back to the watermark. The
+        # scheduler feeds arguments built here back in: their `since_source` is kept.
         if custom_args:
             return {**custom_args, "harvester_id": cls.harvester_id}
-        source = SinceSource.MANUAL if since is not None else SinceSource.LAST_SUCCESS
+        if since_source is None:
+            since_source = (SinceSource.MANUAL if since is not None else SinceSource.LAST_SUCCESS).value
         arguments = super()._build_task_arguments(job_obj, since=since, **kwargs)
-        arguments["since_source"] = source.value
+        arguments["since_source"] = since_source
         return arguments
 
 

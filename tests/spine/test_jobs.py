@@ -1,0 +1,135 @@
+"""Runs started by invenio-jobs: run now, the scheduler, since and the window, run counters."""
+
+from datetime import UTC, datetime
+
+from invenio_access.permissions import system_identity
+from invenio_db import db
+from invenio_jobs.models import Job, Run, RunStatusEnum
+from invenio_jobs.proxies import current_jobs_service, current_runs_service
+from invenio_jobs.services.scheduler import RunScheduler
+
+from oarepo_oaipmh_harvester.models import OAIHarvester
+
+from .helpers import expected_titles, live_local_count, local_titles, make_harvester
+
+
+def create_job(harvester_id="test", **extra):
+    data = {"title": f"Harvest {harvester_id}", "task": f"harvest_oaipmh_records_{harvester_id}", "active": True}
+    item = current_jobs_service.create(system_identity, {**data, **extra})
+    return item.id
+
+
+def start_run(job_id, args=None):
+    data = {"title": "run now"}
+    if args is not None:
+        data["args"] = {"job_arg_schema": "OAIHarvestArgsSchema", **args}
+    item = current_runs_service.create(system_identity, job_id, data)
+    db.session.expire_all()
+    return db.session.get(Run, item.id)
+
+
+def test_run_now_twice_incremental_since_and_window(app, db, clean_index, provider, corpus, sample_service):
+    make_harvester(provider.base_url)
+    job_id = create_job()
+
+    first = start_run(job_id)
+    assert first.status == RunStatusEnum.SUCCESS, first.message
+    assert first.args["since"] is None and first.args["harvester_id"] == "test"
+    assert (first.total_entries, first.inserted_entries, first.errored_entries) == (50, 50, 0)
+    assert "from" not in provider.requests_for("ListRecords")[0]
+
+    corpus.advance_clock(hours=2)
+    edited = sorted(corpus.live_identifiers())[0]
+    corpus.update(edited, metadata={"title": ["Edited"]})
+    second = start_run(job_id)
+
+    assert second.status == RunStatusEnum.SUCCESS, second.message
+    # invenio-jobs passes the start of the last successful run (our clock, 2026) ...
+    assert datetime.fromisoformat(second.args["since"]) == first.started_at.replace(tzinfo=UTC)
+    assert second.args["since_source"] == "last_success"
+    # ... and the earlier server-clock watermark wins: no gap even though clocks differ.
+    first_page = [r for r in provider.requests_for("ListRecords") if "metadataPrefix" in r][-1]
+    assert first_page["from"] == "2024-06-01T12:00:00Z"
+    assert first_page["until"] == "2024-06-01T14:00:00Z"
+    assert (second.total_entries, second.updated_entries, second.inserted_entries) == (1, 1, 0)
+    assert local_titles(sample_service)[edited] == ["Edited"]
+    assert db.session.get(OAIHarvester, "test").watermark == datetime(2024, 6, 1, 14, tzinfo=UTC)
+
+
+def test_manual_since_from_the_run_form_is_taken_as_given(app, db, clean_index, provider, corpus, sample_service):
+    make_harvester(provider.base_url)
+    job_id = create_job()
+    run = start_run(job_id, {"since": "2024-01-01T00:30:00+00:00"})
+    assert run.status == RunStatusEnum.SUCCESS, run.message
+    assert run.args["since_source"] == "manual"
+    assert provider.requests_for("ListRecords")[0]["from"] == "2024-01-01T00:30:00Z"
+    assert run.total_entries == 20  # records at minute 30..49
+
+
+def test_identifiers_and_full_from_the_run_form(app, db, clean_index, provider, corpus, sample_service):
+    make_harvester(provider.base_url)
+    job_id = create_job()
+    wanted = sorted(corpus.live_identifiers())[:2]
+    run = start_run(job_id, {"identifiers": wanted})
+    assert run.status == RunStatusEnum.SUCCESS and run.inserted_entries == 2
+    run = start_run(job_id, {"full": True})
+    assert run.status == RunStatusEnum.SUCCESS
+    assert (run.inserted_entries, run.total_entries) == (48, 50)
+
+
+def test_partial_success_counts_errors_and_keeps_since(app, db, clean_index, provider, corpus, sample_service):
+    bad = sorted(corpus.live_identifiers())[3]
+    corpus.update(bad, metadata={"creator": ["No title"]}, datestamp=corpus.get(bad).datestamp)
+    make_harvester(provider.base_url)
+    job_id = create_job()
+
+    run = start_run(job_id)
+
+    assert run.status == RunStatusEnum.PARTIAL_SUCCESS
+    assert (run.total_entries, run.inserted_entries, run.errored_entries) == (50, 49, 1)
+    assert bad in run.message and "1 of 50 records failed" in run.message
+    assert db.session.get(OAIHarvester, "test").watermark is None
+    # The next run still replays from the start: a partial run is not a successful one.
+    corpus.update(bad, metadata={"title": ["Now valid"]})
+    again = start_run(job_id)
+    assert again.args["since"] is None
+    assert again.status == RunStatusEnum.SUCCESS and again.inserted_entries == 1
+
+
+def test_failed_run_is_failed_and_moves_nothing(app, db, clean_index, provider, corpus, sample_service):
+    make_harvester(provider.base_url)
+    job_id = create_job()
+    provider.quirks.fail_requests = 1000
+    provider.quirks.fail_status = 403
+    run = start_run(job_id)
+    assert run.status == RunStatusEnum.FAILED
+    assert "403" in run.message
+    assert db.session.get(OAIHarvester, "test").watermark is None
+
+
+def test_scheduler_runs_the_harvest(app, db, clean_index, provider, corpus, sample_service):
+    from celery import current_app as celery_app
+
+    make_harvester(provider.base_url)
+    job_id = create_job(schedule={"type": "interval", "hours": 6})
+    scheduler = RunScheduler(app=celery_app, lazy=True)
+    scheduler.sync()
+    entry = next(e for e in scheduler.schedule.values() if str(e.job.id) == job_id)
+    scheduler.apply_entry(entry)
+
+    db.session.expire_all()
+    run = db.session.scalars(db.select(Run).where(Run.job_id == job_id)).one()
+    assert run.status == RunStatusEnum.SUCCESS, run.message
+    assert run.inserted_entries == 50
+    assert local_titles(sample_service) == expected_titles(corpus)
+    assert live_local_count() == 50
+
+
+def test_deleting_a_harvester_removes_its_jobs(app, db, provider):
+    make_harvester(provider.base_url)
+    job_id = create_job()
+    start_run(job_id)
+    from oarepo_oaipmh_harvester.proxies import current_harvester_service
+
+    current_harvester_service.delete(system_identity, "test")
+    assert db.session.get(Job, job_id) is None
