@@ -60,6 +60,13 @@ class Corpus:
         self._records: dict[str, CorpusRecord] = {}
         self.sets: dict[str, str] = dict(sets or {})
         self._clock: datetime | None = None
+        # Bumped by every record change so that providers can cache sorted selections.
+        self._version = 0
+
+    @property
+    def version(self) -> int:
+        """A counter that every record change (add, update, delete, purge) increments."""
+        return self._version
 
     # -- clock -----------------------------------------------------------------------------
     def now(self) -> datetime:
@@ -97,6 +104,7 @@ class Corpus:
         )
         with self._lock:
             self._records[identifier] = record
+            self._version += 1
         return record
 
     def update(
@@ -117,6 +125,7 @@ class Corpus:
                 deleted=False,
             )
             self._records[identifier] = record
+            self._version += 1
         return record
 
     def delete(self, identifier: str, datestamp: datetime | None = None) -> CorpusRecord:
@@ -130,12 +139,14 @@ class Corpus:
                 deleted=True,
             )
             self._records[identifier] = record
+            self._version += 1
         return record
 
     def purge(self, identifier: str) -> None:
         """Remove a record without a trace, as servers with deletedRecord=no do."""
         with self._lock:
             self._records.pop(identifier, None)
+            self._version += 1
 
     # -- queries ---------------------------------------------------------------------------
     def get(self, identifier: str) -> CorpusRecord | None:
