@@ -66,7 +66,11 @@ def _harvester_options(required: bool):
             click.option("--batch-size", type=int, help="Records per database commit."),
             click.option("--comment", help="Free text for operators."),
             click.option(
-                "--manager", "harvest_managers", type=int, multiple=True, help="Harvest manager user id; repeat."
+                "--manager",
+                "harvest_managers",
+                type=int,
+                multiple=True,
+                help="Harvest manager user id; repeat.",
             ),
         ]
         for option in reversed(options):
@@ -168,9 +172,13 @@ class _ProgressPrinter:
     help="Harvest changes from this UTC time on (default: the stored watermark).",
 )
 @click.option("--full", is_flag=True, help="Harvest everything.")
-@click.option("--identifier", "identifiers", multiple=True, help="Only this OAI identifier; repeat.")
+@click.option(
+    "--identifier", "identifiers", multiple=True, help="Only this OAI identifier; repeat."
+)
 @with_appcontext
-def harvest(harvester_id: str, since: datetime | None, full: bool, identifiers: tuple[str, ...]) -> None:
+def harvest(
+    harvester_id: str, since: datetime | None, full: bool, identifiers: tuple[str, ...]
+) -> None:
     """Run a harvest in this process and print a summary."""
     printer = _ProgressPrinter()
     started = datetime.now(UTC)

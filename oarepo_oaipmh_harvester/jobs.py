@@ -95,7 +95,9 @@ class OAIHarvestJob(JobType):
         if custom_args:
             return {**custom_args, "harvester_id": cls.harvester_id}
         if since_source is None:
-            since_source = (SinceSource.MANUAL if since is not None else SinceSource.LAST_SUCCESS).value
+            since_source = (
+                SinceSource.MANUAL if since is not None else SinceSource.LAST_SUCCESS
+            ).value
         arguments = super()._build_task_arguments(job_obj, since=since, **kwargs)
         arguments["since_source"] = since_source
         return arguments

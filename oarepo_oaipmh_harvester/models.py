@@ -7,7 +7,9 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy_utils.types import UUIDType
 
 # JSONB on PostgreSQL (indexable, compact), plain JSON elsewhere.
-JSONType = db.JSON(none_as_null=True).with_variant(postgresql.JSONB(none_as_null=True), "postgresql")
+JSONType = db.JSON(none_as_null=True).with_variant(
+    postgresql.JSONB(none_as_null=True), "postgresql"
+)
 
 
 class OAIHarvester(db.Model, db.Timestamp):
@@ -51,6 +53,4 @@ class OAIHarvestedRecord(db.Model):
     # invenio-jobs run that touched the row last; no foreign key, runs may be purged.
     run_id = db.Column(UUIDType, nullable=True)
 
-    __table_args__ = (
-        db.Index("ix_oai_harvested_record_local_pid", "harvester_id", "local_pid"),
-    )
+    __table_args__ = (db.Index("ix_oai_harvested_record_local_pid", "harvester_id", "local_pid"),)

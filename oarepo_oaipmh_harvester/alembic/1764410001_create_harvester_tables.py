@@ -14,7 +14,9 @@ depends_on = None
 
 
 def _json():
-    return sa.JSON(none_as_null=True).with_variant(postgresql.JSONB(none_as_null=True), "postgresql")
+    return sa.JSON(none_as_null=True).with_variant(
+        postgresql.JSONB(none_as_null=True), "postgresql"
+    )
 
 
 def upgrade():

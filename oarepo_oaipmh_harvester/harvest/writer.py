@@ -85,9 +85,7 @@ class RecordWriter:
         self.run_id = run_id
 
     # -- public --------------------------------------------------------------------------
-    def write_batch(
-        self, records: Sequence[OAIRecord], on_commit: Any = None
-    ) -> WriteCounts:
+    def write_batch(self, records: Sequence[OAIRecord], on_commit: Any = None) -> WriteCounts:
         """Write one batch in one unit of work; per-record failures are tracked, not raised.
 
         `on_commit(counts)` runs inside the batch transaction just before it commits, so

@@ -15,7 +15,6 @@ from marshmallow import ValidationError
 
 from ..harvest.run import ProgressCallback, progress_listener
 from ..harvest.window import SinceSource
-
 from ..jobs import job_type_id
 from ..models import OAIHarvestedRecord, OAIHarvester
 from .errors import HarvesterAlreadyExists, HarvesterNotFound, HarvesterValidationError
@@ -87,7 +86,10 @@ class HarvesterService:
         """
         harvester = self.read(identity, harvester_id)
         job_ids = [
-            job.id for job in db.session.scalars(db.select(Job).where(Job.task == job_type_id(harvester_id)))
+            job.id
+            for job in db.session.scalars(
+                db.select(Job).where(Job.task == job_type_id(harvester_id))
+            )
         ]
         if job_ids:
             db.session.execute(db.delete(Run).where(Run.job_id.in_(job_ids)))

@@ -11,7 +11,9 @@ from .helpers import live_local_count
 
 @pytest.fixture()
 def run_cli(app):
-    runner = app.test_cli_runner(mix_stderr=False) if _supports_mix_stderr() else app.test_cli_runner()
+    runner = (
+        app.test_cli_runner(mix_stderr=False) if _supports_mix_stderr() else app.test_cli_runner()
+    )
 
     def invoke(*args):
         return runner.invoke(oai, list(args), catch_exceptions=False)
@@ -36,10 +38,14 @@ def create(run_cli, base_url, *extra):
 
 
 def test_create_list_update_delete(run_cli, db, provider):
-    result = create(run_cli, provider.base_url, "--set", "phys", "--set", "math", "--batch-size", "5")
+    result = create(
+        run_cli, provider.base_url, "--set", "phys", "--set", "math", "--batch-size", "5"
+    )
     assert result.exit_code == 0, result.output
     listed = json.loads(run_cli("harvester", "list", "--json").stdout)
-    assert [(h["id"], h["setspecs"], h["batch_size"]) for h in listed] == [("cli", ["phys", "math"], 5)]
+    assert [(h["id"], h["setspecs"], h["batch_size"]) for h in listed] == [
+        ("cli", ["phys", "math"], 5)
+    ]
 
     result = run_cli("harvester", "update", "cli", "--name", "Renamed", "--clear-sets")
     assert result.exit_code == 0, result.output
@@ -59,7 +65,9 @@ def test_invalid_input_exits_non_zero_with_message(run_cli, db, provider):
     assert result.exit_code != 0 and "No harvester with id 'nope'" in result.stderr
 
 
-def test_harvest_prints_summary_and_is_incremental_by_default(run_cli, db, clean_index, provider, corpus):
+def test_harvest_prints_summary_and_is_incremental_by_default(
+    run_cli, db, clean_index, provider, corpus
+):
     create(run_cli, provider.base_url)
     result = run_cli("harvest", "cli")
     assert result.exit_code == 0, result.output + result.stderr
@@ -81,7 +89,9 @@ def test_harvest_prints_summary_and_is_incremental_by_default(run_cli, db, clean
     assert provider.requests_for("ListRecords")[-1]["from"] == "2024-01-01T00:45:00Z"
 
 
-def test_harvest_failures_exit_non_zero_and_records_lists_them(run_cli, db, clean_index, provider, corpus):
+def test_harvest_failures_exit_non_zero_and_records_lists_them(
+    run_cli, db, clean_index, provider, corpus
+):
     bad = sorted(corpus.live_identifiers())[0]
     corpus.update(bad, metadata={"subject": ["untitled"]})
     create(run_cli, provider.base_url)

@@ -14,7 +14,11 @@ from .helpers import expected_titles, live_local_count, local_titles, make_harve
 
 
 def create_job(harvester_id="test", **extra):
-    data = {"title": f"Harvest {harvester_id}", "task": f"harvest_oaipmh_records_{harvester_id}", "active": True}
+    data = {
+        "title": f"Harvest {harvester_id}",
+        "task": f"harvest_oaipmh_records_{harvester_id}",
+        "active": True,
+    }
     item = current_jobs_service.create(system_identity, {**data, **extra})
     return item.id
 
@@ -28,7 +32,9 @@ def start_run(job_id, args=None):
     return db.session.get(Run, item.id)
 
 
-def test_run_now_twice_incremental_since_and_window(app, db, clean_index, provider, corpus, sample_service):
+def test_run_now_twice_incremental_since_and_window(
+    app, db, clean_index, provider, corpus, sample_service
+):
     make_harvester(provider.base_url)
     job_id = create_job()
 
@@ -56,7 +62,9 @@ def test_run_now_twice_incremental_since_and_window(app, db, clean_index, provid
     assert db.session.get(OAIHarvester, "test").watermark == datetime(2024, 6, 1, 14, tzinfo=UTC)
 
 
-def test_manual_since_from_the_run_form_is_taken_as_given(app, db, clean_index, provider, corpus, sample_service):
+def test_manual_since_from_the_run_form_is_taken_as_given(
+    app, db, clean_index, provider, corpus, sample_service
+):
     make_harvester(provider.base_url)
     job_id = create_job()
     run = start_run(job_id, {"since": "2024-01-01T00:30:00+00:00"})
@@ -66,7 +74,9 @@ def test_manual_since_from_the_run_form_is_taken_as_given(app, db, clean_index, 
     assert run.total_entries == 20  # records at minute 30..49
 
 
-def test_identifiers_and_full_from_the_run_form(app, db, clean_index, provider, corpus, sample_service):
+def test_identifiers_and_full_from_the_run_form(
+    app, db, clean_index, provider, corpus, sample_service
+):
     make_harvester(provider.base_url)
     job_id = create_job()
     wanted = sorted(corpus.live_identifiers())[:2]
@@ -77,7 +87,9 @@ def test_identifiers_and_full_from_the_run_form(app, db, clean_index, provider, 
     assert (run.inserted_entries, run.total_entries) == (48, 50)
 
 
-def test_partial_success_counts_errors_and_keeps_since(app, db, clean_index, provider, corpus, sample_service):
+def test_partial_success_counts_errors_and_keeps_since(
+    app, db, clean_index, provider, corpus, sample_service
+):
     bad = sorted(corpus.live_identifiers())[3]
     corpus.update(bad, metadata={"creator": ["No title"]}, datestamp=corpus.get(bad).datestamp)
     make_harvester(provider.base_url)
@@ -96,7 +108,9 @@ def test_partial_success_counts_errors_and_keeps_since(app, db, clean_index, pro
     assert again.status == RunStatusEnum.SUCCESS and again.inserted_entries == 1
 
 
-def test_failed_run_is_failed_and_moves_nothing(app, db, clean_index, provider, corpus, sample_service):
+def test_failed_run_is_failed_and_moves_nothing(
+    app, db, clean_index, provider, corpus, sample_service
+):
     make_harvester(provider.base_url)
     job_id = create_job()
     provider.quirks.fail_requests = 1000

@@ -5,8 +5,8 @@ from lxml import etree
 
 from oarepo_oaipmh_harvester.harvest.transformers import (
     DublinCoreTransformer,
-    TransformError,
     TransformerRegistry,
+    TransformError,
 )
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord
 

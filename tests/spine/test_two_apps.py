@@ -20,7 +20,9 @@ JOB_TYPE = "harvest_oaipmh_records_shared"
 @pytest.fixture(scope="module", autouse=True)
 def _server_database(db_uri):
     if db_uri.startswith("sqlite"):
-        pytest.skip("Two application instances need a server database (PostgreSQL), as in production.")
+        pytest.skip(
+            "Two application instances need a server database (PostgreSQL), as in production."
+        )
 
 
 @pytest.fixture(scope="module")

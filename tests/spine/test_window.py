@@ -34,7 +34,9 @@ def test_since_is_formatted_in_utc_with_z_never_an_offset():
 
 
 def test_day_granularity_is_never_finer_than_advertised():
-    planned = window(since=datetime(2024, 5, 1, 23, 59, 59, tzinfo=UTC), granularity=Granularity.DAY)
+    planned = window(
+        since=datetime(2024, 5, 1, 23, 59, 59, tzinfo=UTC), granularity=Granularity.DAY
+    )
     assert planned.arguments() == {"from_": "2024-05-01", "until": "2024-06-01"}
 
 

@@ -46,6 +46,3 @@ class SampleServiceConfig(RecordServiceConfig, ConfiguratorMixin):
 
 class SampleRecordService(RecordService):
     """The sample target service."""
-
-
-

@@ -1,0 +1,272 @@
+"""Turning the bytes of an OAI-PMH response into a parsed tree, once and safely.
+
+Real providers send characters that XML 1.0 forbids (DSpace is notorious for vertical tabs
+and other C0 controls copied from PDFs).  Rejecting the page would stop a harvest forever
+over one character, and a recovering parser would silently drop records, so instead each
+forbidden character is swapped for a placeholder before parsing; after parsing the
+placeholders are removed again and counted per record, so the affected records can carry
+an error.  Placeholders are Unicode noncharacters absent from the document: legal in XML,
+never meaningful in data, so nothing genuine is ever mistaken for one.  Byte sequences that
+are invalid in the document's encoding are handled the same way and become U+FFFD.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from lxml import etree
+
+from .errors import MalformedResponse
+
+OAI_NAMESPACE = "http://www.openarchives.org/OAI/2.0/"
+
+
+def oai(tag: str) -> str:
+    """The Clark name of an element in the OAI-PMH namespace."""
+    return f"{{{OAI_NAMESPACE}}}{tag}"
+
+
+_INVALID_BYTES = -1  # the "kind" of a placeholder that stands for undecodable bytes
+
+# XML 1.0 Char excludes C0 controls except TAB, LF, CR, and U+FFFE/U+FFFF.  C1 controls
+# (U+0080-U+009F) are legal XML 1.0 and are kept.  Surrogates only appear here as the
+# "surrogateescape" stand-ins for undecodable bytes.
+_FORBIDDEN = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]"
+    r"|[\ud800-\udfff]+"
+    r"|&#(?:[xX]0*([0-9a-fA-F]{1,8})|0*([0-9]{1,10}));"
+)
+
+_PLACEHOLDERS = [chr(c) for c in range(0xFDD0, 0xFDF0)] + [
+    chr((plane << 16) | low) for plane in range(1, 17) for low in (0xFFFE, 0xFFFF)
+]
+
+_ENCODING_DECLARATION = re.compile(rb"""^<\?xml[^>]*?\bencoding\s*=\s*["']([A-Za-z0-9._:-]+)["']""")
+_CHARSET = re.compile(r"""charset\s*=\s*["']?([A-Za-z0-9._:-]+)""", re.IGNORECASE)
+
+
+def _is_forbidden(code: int) -> bool:
+    return (
+        (code < 0x20 and code not in (0x09, 0x0A, 0x0D))
+        or code in (0xFFFE, 0xFFFF)
+        or 0xD800 <= code <= 0xDFFF
+    )
+
+
+@dataclass
+class ParsedDocument:
+    """A parsed OAI-PMH response.
+
+    ``item_errors`` maps each item element (a direct child of the verb element, e.g. a
+    ``<record>``) to the problems found in it; ``errors`` lists problems outside any item.
+    """
+
+    root: etree._Element
+    encoding: str
+    item_errors: dict[etree._Element, list[str]] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+
+def detect_encoding(body: bytes, content_type: str | None) -> str:
+    """BOM, then the XML declaration, then the HTTP charset, then UTF-8.
+
+    The declaration wins over HTTP because it is written by the software that produced the
+    bytes, while the HTTP charset is often a web server default (ISO-8859-1 in Tomcat).
+    """
+    for bom, name in (
+        (codecs.BOM_UTF8, "utf-8"),
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if body.startswith(bom):
+            return name
+    candidates = []
+    match = _ENCODING_DECLARATION.match(body.lstrip()[:512])
+    if match:
+        candidates.append(match.group(1).decode("ascii"))
+    if content_type:
+        charset = _CHARSET.search(content_type)
+        if charset:
+            candidates.append(charset.group(1))
+    for candidate in candidates:
+        try:
+            return codecs.lookup(candidate).name
+        except LookupError:
+            continue
+    return "utf-8"
+
+
+def _snippet(text: str | bytes, length: int = 120) -> str:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    text = " ".join(text.split())
+    return text[:length] + ("..." if len(text) > length else "")
+
+
+def parse_document(
+    body: bytes, *, content_type: str | None = None, url: str = ""
+) -> ParsedDocument:
+    """Parse an OAI-PMH response; MalformedResponse if it is not one.
+
+    The parser resolves no entities, loads no DTD and touches no network, so a hostile
+    provider cannot read local files or expand entities without bound.
+    """
+    where = f" from {url}" if url else ""
+    if not body.strip():
+        raise MalformedResponse(f"The response{where} is empty, not an OAI-PMH document.", url=url)
+    encoding = detect_encoding(body, content_type)
+    try:
+        text = body.decode(encoding, errors="surrogateescape")
+    except UnicodeDecodeError as error:  # only multi-byte codecs get here (e.g. UTF-16)
+        raise MalformedResponse(
+            f"The response{where} cannot be decoded as {encoding}: {error}.", url=url
+        ) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+
+    placeholders: dict[str, int] = {}
+    if _FORBIDDEN.search(text):
+        text, placeholders = _replace_forbidden(text, url)
+
+    parser = etree.XMLParser(
+        encoding="utf-8",  # we decoded ourselves; overrides the (now wrong) declaration
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        huge_tree=False,
+        remove_blank_text=False,
+        recover=False,
+    )
+    try:
+        root = etree.fromstring(text.encode("utf-8"), parser)
+    except etree.XMLSyntaxError as error:
+        raise MalformedResponse(
+            f"The response{where} is not well-formed XML ({error}); "
+            f"it starts with: {_snippet(body)!r}",
+            url=url,
+        ) from None
+    if root.tag != oai("OAI-PMH"):
+        tag = root.tag if isinstance(root.tag, str) else "?"
+        raise MalformedResponse(
+            f"The response{where} is not an OAI-PMH 2.0 document: its root element is "
+            f"<{etree.QName(tag).localname}> (namespace {etree.QName(tag).namespace!r}). "
+            f"Is the base URL right?",
+            url=url,
+        )
+    document = ParsedDocument(root=root, encoding=encoding)
+    if placeholders:
+        _remove_placeholders(document, placeholders)
+    return document
+
+
+def _replace_forbidden(text: str, url: str) -> tuple[str, dict[str, int]]:
+    available = iter(p for p in _PLACEHOLDERS if p not in text)
+    placeholders: dict[str, int] = {}
+    by_kind: dict[int, str] = {}
+
+    def placeholder(kind: int) -> str:
+        if kind not in by_kind:
+            try:
+                by_kind[kind] = next(available)
+            except StopIteration:  # pragma: no cover - needs 32+ noncharacters in the data
+                raise MalformedResponse(
+                    f"The response from {url} contains too many kinds of characters that XML "
+                    f"forbids to repair it.",
+                    url=url,
+                ) from None
+            placeholders[by_kind[kind]] = kind
+        return by_kind[kind]
+
+    def replace(match: re.Match[str]) -> str:
+        value = match.group(0)
+        if value.startswith("&#"):
+            hex_digits, dec_digits = match.group(1), match.group(2)
+            code = int(hex_digits, 16) if hex_digits else int(dec_digits)
+            if not _is_forbidden(code):
+                return value  # an ordinary character reference
+            return placeholder(code)
+        if "\ud800" <= value[0] <= "\udfff":
+            # One placeholder per undecodable byte, as a decoder with "replace" would do.
+            return placeholder(_INVALID_BYTES) * len(value)
+        return placeholder(ord(value))
+
+    return _FORBIDDEN.sub(replace, text), placeholders
+
+
+def _remove_placeholders(document: ParsedDocument, placeholders: dict[str, int]) -> None:
+    root = document.root
+    verb_element = next(
+        (
+            child
+            for child in root
+            if isinstance(child.tag, str)
+            and child.tag not in (oai("responseDate"), oai("request"), oai("error"))
+        ),
+        None,
+    )
+    found: dict[etree._Element | None, Counter[int]] = {}
+
+    def clean(value: str) -> tuple[str, Counter[int]]:
+        counts: Counter[int] = Counter()
+        for char, kind in placeholders.items():
+            if char in value:
+                counts[kind] += value.count(char)
+                value = value.replace(char, "\ufffd" if kind == _INVALID_BYTES else "")
+        return value, counts
+
+    def item_of(node: etree._Element | None) -> etree._Element | None:
+        while node is not None:
+            parent = node.getparent()
+            if parent is not None and parent is verb_element:
+                return node
+            node = parent
+        return None
+
+    def note(owner: etree._Element | None, counts: Counter[int]) -> None:
+        if counts:
+            found.setdefault(item_of(owner), Counter()).update(counts)
+
+    for node in root.iter():
+        if node.text and any(p in node.text for p in placeholders):
+            node.text, counts = clean(node.text)
+            note(node, counts)
+        if node.tail and any(p in node.tail for p in placeholders):
+            node.tail, counts = clean(node.tail)
+            note(node.getparent(), counts)
+        if isinstance(node.tag, str):
+            for name, value in node.attrib.items():
+                if any(p in value for p in placeholders):
+                    node.attrib[name], counts = clean(value)
+                    note(node, counts)
+
+    for item, counts in found.items():
+        messages = _describe(counts, document.encoding)
+        if item is None:
+            document.errors.extend(messages)
+        else:
+            document.item_errors.setdefault(item, []).extend(messages)
+
+
+def _describe(counts: Counter[int], encoding: str) -> list[str]:
+    messages = []
+    invalid = counts.pop(_INVALID_BYTES, 0)
+    if counts:
+        total = sum(counts.values())
+        codes = ", ".join(f"U+{code:04X}" for code in sorted(counts))
+        messages.append(
+            f"removed {total} character{'s' if total != 1 else ''} that XML forbids ({codes})"
+        )
+    if invalid:
+        messages.append(
+            f"replaced {invalid} byte{'s' if invalid != 1 else ''} that are not valid "
+            f"{encoding} with U+FFFD"
+        )
+    return messages
+
+
+__all__ = ["OAI_NAMESPACE", "ParsedDocument", "detect_encoding", "oai", "parse_document"]
