@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -147,21 +148,35 @@ def list_harvesters(as_json: bool) -> None:
 
 
 class _ProgressPrinter:
-    """Prints progress to stderr so that stdout stays clean for scripts."""
+    """Progress on stderr (stdout stays clean for scripts): in place on a terminal,
+    otherwise one line every few seconds so that logs do not fill up."""
 
-    def __init__(self) -> None:
+    def __init__(self, interval: float = 5.0) -> None:
         self.last: HarvestProgress | None = None
+        self.interactive = sys.stderr.isatty()
+        self.interval = interval
+        self._printed_at = 0.0
 
     def __call__(self, progress: HarvestProgress) -> None:
         self.last = progress
+        now = time.monotonic()
+        if not self.interactive and now - self._printed_at < self.interval:
+            return
+        self._printed_at = now
         c = progress.counts
         of = f" of ~{progress.complete_list_size}" if progress.complete_list_size else ""
-        click.echo(
-            f"\rharvested {c.total}{of}: created {c.created}, updated {c.updated}, "
-            f"deleted {c.deleted}, unchanged {c.unchanged}, failed {c.failed}",
-            err=True,
-            nl=False,
+        line = (
+            f"harvested {c.total}{of}: created {c.created}, updated {c.updated}, "
+            f"deleted {c.deleted}, unchanged {c.unchanged}, failed {c.failed}"
         )
+        if self.interactive:
+            click.echo(f"\r{line}", err=True, nl=False)
+        else:
+            click.echo(line, err=True)
+
+    def finish(self) -> None:
+        if self.interactive and self.last is not None:
+            click.echo("", err=True)
 
 
 @oai.command("harvest")
@@ -194,7 +209,7 @@ def harvest(
     except HarvesterServiceError as error:
         _fail(str(error))
     elapsed = (datetime.now(UTC) - started).total_seconds()
-    click.echo("", err=True)
+    printer.finish()
     counts = printer.last.counts if printer.last else None
     click.echo(f"Run {run.id}: {run.status.name} in {elapsed:.1f} s")
     if counts is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import logging
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
@@ -45,6 +46,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DELETED_RECORD_VALUES = ("no", "transient", "persistent")
+SEEN_TOKENS = 1000  # how many recent resumption tokens a stream remembers to detect loops
 
 
 # -- responses ------------------------------------------------------------------------------
@@ -223,7 +225,10 @@ class _ListStream(BaseOAIIterator, Generic[T]):
         self.oai_response: OAIPage | None = None
         self._first_params = {"verb": self.verb, **params}
         self._items: Iterator[etree._Element] = iter(())
+        # Recent tokens only: some providers pack their whole state into kilobyte-long
+        # tokens, and a cycle longer than this window is not a failure mode seen in practice.
         self._seen_tokens: set[str] = set()
+        self._token_order: deque[str] = deque()
         self._empty_pages = 0
         self._max_restarts = sickle.client.max_restarts
         self._max_empty_pages = sickle.client.max_empty_pages
@@ -264,7 +269,7 @@ class _ListStream(BaseOAIIterator, Generic[T]):
             )
             page: OAIPage = self.sickle.harvest(**params)
             self.pages += 1
-            if self.response_date is None:
+            if self.pages == 1:
                 self.response_date = page.response_date
             error = page.error()
             if error is None:
@@ -310,6 +315,9 @@ class _ListStream(BaseOAIIterator, Generic[T]):
                 token=token,
             )
         self._seen_tokens.add(token)
+        self._token_order.append(token)
+        if len(self._token_order) > SEEN_TOKENS:
+            self._seen_tokens.discard(self._token_order.popleft())
         self.resumption_token = ResumptionToken(
             token=token,
             cursor=self.cursor,
@@ -346,6 +354,7 @@ class _ListStream(BaseOAIIterator, Generic[T]):
         )
         self.resumption_token = None
         self._seen_tokens.clear()
+        self._token_order.clear()
         self._empty_pages = 0
 
 

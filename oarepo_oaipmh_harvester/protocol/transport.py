@@ -297,7 +297,8 @@ class Transport:
         except requests.RequestException as error:
             raise OAITransportError(
                 f"Could not get a response from the OAI-PMH provider at {request_url}: "
-                f"{describe_failure(error)} (retried up to {self.max_retries} times).",
+                f"{describe_failure(error)} (gave up after at most {self.max_retries} retries "
+                f"within {self.max_retry_wait:g}s).",
                 url=request_url,
             ) from error
         with response:

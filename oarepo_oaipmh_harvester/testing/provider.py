@@ -685,6 +685,9 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes: without TCP_NODELAY every response waits
+    # about 40 ms for the client's delayed ACK.
+    disable_nagle_algorithm = True
     server: _Server
 
     def setup(self) -> None:

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Developer entry point.
+#   ./run.sh demo      a demo harvest on an embedded default (SQLite, osmem-server, local provider)
+#   ./run.sh test      the test suite (PostgreSQL on 127.0.0.1:5432 by default; see README)
+#   ./run.sh lint      ruff
+#   ./run.sh bench     the harvest benchmark (arguments are passed on)
+#   ./run.sh install   (re)create the virtualenv only
+set -euo pipefail
+cd "$(dirname "$0")"
+
+VENV="${VENV:-.venv}"
+PYTHON="${PYTHON:-python3}"
+
+install() {
+    if [ ! -x "$VENV/bin/python" ]; then
+        "$PYTHON" -m venv "$VENV"
+    fi
+    "$VENV/bin/python" -m pip install --quiet --upgrade pip wheel
+    "$VENV/bin/python" -m pip install --quiet -e ".[tests]"
+}
+
+ensure_installed() {
+    # Reinstall when the venv is missing or the project metadata changed since the last install.
+    local stamp="$VENV/.installed-from"
+    local digest
+    digest=$(cat setup.cfg pyproject.toml | sha256sum | cut -d' ' -f1)
+    if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
+        install
+        echo "$digest" > "$stamp"
+    fi
+}
+
+command="${1:-test}"
+shift || true
+case "$command" in
+    install)
+        install
+        ;;
+    demo)
+        ensure_installed
+        exec "$VENV/bin/python" -m oarepo_oaipmh_harvester.testing.demo "$@"
+        ;;
+    test)
+        ensure_installed
+        export SQLALCHEMY_DATABASE_URI="${SQLALCHEMY_DATABASE_URI:-postgresql+psycopg2://postgres@127.0.0.1:5432/oaiharvest_test}"
+        "$VENV/bin/ruff" check --quiet .
+        exec "$VENV/bin/python" -m pytest tests -q "$@"
+        ;;
+    lint)
+        ensure_installed
+        "$VENV/bin/ruff" check .
+        exec "$VENV/bin/ruff" format --check .
+        ;;
+    bench)
+        ensure_installed
+        export SQLALCHEMY_DATABASE_URI="${SQLALCHEMY_DATABASE_URI:-postgresql+psycopg2://postgres@127.0.0.1:5432/oaiharvest_bench}"
+        exec "$VENV/bin/python" benchmarks/harvest.py "$@"
+        ;;
+    *)
+        echo "unknown command: $command (demo | test | lint | bench | install)" >&2
+        exit 2
+        ;;
+esac
