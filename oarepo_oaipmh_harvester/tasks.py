@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from datetime import datetime
 from typing import Any
 
 from celery import shared_task
+from flask import current_app
+from invenio_db import db
 from invenio_jobs.errors import TaskExecutionPartialError
 from invenio_jobs.logging.jobs import EMPTY_JOB_CTX, job_context
 
 from .harvest.run import run_harvest
 from .harvest.window import SinceSource
+from .signals import harvest_finished
+
+log = logging.getLogger(__name__)
 
 
 def _current_run_id() -> uuid.UUID | None:
@@ -27,6 +33,20 @@ def _parse_since(value: Any) -> datetime | None:
     return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
 
 
+def _announce(harvester_id: str, run_id: uuid.UUID | None, status: str, summary, error) -> None:
+    try:
+        harvest_finished.send(
+            current_app._get_current_object(),
+            harvester_id=harvester_id,
+            run_id=run_id,
+            status=status,
+            summary=summary,
+            error=error,
+        )
+    except Exception:  # a report must never hide the run's own outcome
+        log.exception("A harvest_finished receiver failed for harvester %s", harvester_id)
+
+
 @shared_task(ignore_result=True)
 def harvest_oaipmh_records(
     harvester_id: str,
@@ -36,22 +56,28 @@ def harvest_oaipmh_records(
     oai_ids: list[str] | None = None,
 ) -> dict[str, Any]:
     """Harvest one harvester; invenio-jobs runs it and keeps the run's status."""
-    summary = run_harvest(
-        harvester_id,
-        since=_parse_since(since),
-        since_source=SinceSource(since_source),
-        full=bool(full),
-        identifiers=oai_ids or None,
-        run_id=_current_run_id(),
-    )
+    run_id = _current_run_id()
+    try:
+        summary = run_harvest(
+            harvester_id,
+            since=_parse_since(since),
+            since_source=SinceSource(since_source),
+            full=bool(full),
+            identifiers=oai_ids or None,
+            run_id=run_id,
+        )
+    except Exception as error:
+        db.session.rollback()
+        _announce(harvester_id, run_id, "FAILED", None, f"{type(error).__name__}: {error}")
+        raise
     if not summary.succeeded:
         first = "; ".join(f"{oai_id}: {error}" for oai_id, error in summary.counts.failures[:5])
-        # The run's errored_entries counter is already up to date (written per batch).
-        raise TaskExecutionPartialError(
-            message=(
-                f"{summary.counts.failed} of {summary.counts.total} records failed "
-                f"({summary.describe()}). First failures: {first}"
-            ),
-            errored_entries_count=0,
+        message = (
+            f"{summary.counts.failed} of {summary.counts.total} records failed "
+            f"({summary.describe()}). First failures: {first}"
         )
+        _announce(harvester_id, run_id, "PARTIAL_SUCCESS", summary, message)
+        # The run's errored_entries counter is already up to date (written per batch).
+        raise TaskExecutionPartialError(message=message, errored_entries_count=0)
+    _announce(harvester_id, run_id, "SUCCESS", summary, None)
     return {"harvester_id": harvester_id, "summary": summary.describe()}
