@@ -35,3 +35,10 @@ OAI_HARVESTER_SAMPLE_TARGET = False
 
 OAI_HARVESTER_IDENTITY = "system"
 """Identity that writes into the target services; only the system identity is supported."""
+
+OAI_HARVESTER_RECONCILE = "auto"
+"""After a complete, error-free full harvest, delete local records the provider no longer lists:
+"auto" when the provider keeps no tombstones (deletedRecord `no` or `transient`), "always", "never"."""
+
+OAI_HARVESTER_RECONCILE_MAX_SHARE = 0.2
+"""Reconciliation refuses (and reports) when it would delete more than this share of records."""

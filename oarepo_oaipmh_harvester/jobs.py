@@ -52,6 +52,14 @@ class OAIHarvestArgsSchema(PredefinedArgsSchema):
         allow_none=True,
         metadata={"description": _("Harvest only these OAI identifiers (GetRecord).")},
     )
+    reconcile_only = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": _(
+                "List identifiers only and delete local records the provider no longer has."
+            )
+        },
+    )
 
 
 class OAIHarvestJob(JobType):
@@ -69,6 +77,7 @@ class OAIHarvestJob(JobType):
         full: bool = False,
         identifiers: list[str] | None = None,
         oai_ids: list[str] | None = None,
+        reconcile_only: bool = False,
         **kwargs: Any,
     ) -> dict[str, Any]:
         """Arguments of `harvest_oaipmh_records`."""
@@ -78,6 +87,7 @@ class OAIHarvestJob(JobType):
             "since": since,
             "full": bool(full),
             "oai_ids": list(selected) if selected else None,
+            "reconcile_only": bool(reconcile_only),
         }
 
     @classmethod

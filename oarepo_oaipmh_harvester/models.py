@@ -47,6 +47,8 @@ class OAIHarvestedRecord(db.Model):
     deleted = db.Column(db.Boolean, nullable=False, default=False)
     local_pid = db.Column(db.String(255), nullable=True)
     errors = db.Column(JSONType, nullable=True)
+    # Problems that did not stop the record (malformed datestamp, characters XML forbids).
+    warnings = db.Column(JSONType, nullable=True)
     original_xml = db.Column(db.Text, nullable=True)
     transformed = db.Column(JSONType, nullable=True)
     harvested_at = db.Column(db.UTCDateTime, nullable=False)

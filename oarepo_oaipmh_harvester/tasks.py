@@ -54,6 +54,7 @@ def harvest_oaipmh_records(
     since_source: str = SinceSource.LAST_SUCCESS.value,
     full: bool = False,
     oai_ids: list[str] | None = None,
+    reconcile_only: bool = False,
 ) -> dict[str, Any]:
     """Harvest one harvester; invenio-jobs runs it and keeps the run's status."""
     run_id = _current_run_id()
@@ -65,6 +66,7 @@ def harvest_oaipmh_records(
             full=bool(full),
             identifiers=oai_ids or None,
             run_id=run_id,
+            reconcile_only=bool(reconcile_only),
         )
     except Exception as error:
         db.session.rollback()
@@ -72,10 +74,14 @@ def harvest_oaipmh_records(
         raise
     if not summary.succeeded:
         first = "; ".join(f"{oai_id}: {error}" for oai_id, error in summary.counts.failures[:5])
-        message = (
-            f"{summary.counts.failed} of {summary.counts.total} records failed "
-            f"({summary.describe()}). First failures: {first}"
-        )
+        message = " ".join(
+            [
+                *summary.problems,
+                f"{summary.counts.failed} of {summary.counts.total} records failed "
+                f"({summary.describe()}).",
+                f"First failures: {first}" if first else "",
+            ]
+        ).strip()
         _announce(harvester_id, run_id, "PARTIAL_SUCCESS", summary, message)
         # The run's errored_entries counter is already up to date (written per batch).
         raise TaskExecutionPartialError(message=message, errored_entries_count=0)

@@ -46,6 +46,7 @@ def upgrade():
         sa.Column("deleted", sa.Boolean(), nullable=False),
         sa.Column("local_pid", sa.String(length=255), nullable=True),
         sa.Column("errors", _json(), nullable=True),
+        sa.Column("warnings", _json(), nullable=True),
         sa.Column("original_xml", sa.Text(), nullable=True),
         sa.Column("transformed", _json(), nullable=True),
         sa.Column("harvested_at", UTCDateTime(), nullable=False),

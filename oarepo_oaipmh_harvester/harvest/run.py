@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import itertools
 import logging
 import uuid
@@ -9,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from flask import current_app
@@ -48,12 +49,15 @@ class HarvestSummary:
     harvester_id: str
     window: HarvestWindow | None
     counts: WriteCounts = field(default_factory=WriteCounts)
+    problems: list[str] = field(default_factory=list)
+    """Run-level problems that make the run not fully successful (e.g. refused reconciliation)."""
+    reconciled: bool = False
     watermark_advanced: bool = False
     requests: int = 0
 
     @property
     def succeeded(self) -> bool:
-        return self.counts.failed == 0
+        return self.counts.failed == 0 and not self.problems
 
     def describe(self) -> str:
         c = self.counts
@@ -61,6 +65,15 @@ class HarvestSummary:
             f"created {c.created}, updated {c.updated}, deleted {c.deleted}, "
             f"unchanged {c.unchanged}, failed {c.failed}"
         )
+
+
+class ReconcileMode(enum.Enum):
+    """When a full window is followed by deleting the local records the provider no longer has."""
+
+    AUTO = "auto"
+    """When the provider does not keep tombstones (deletedRecord `no` or `transient`)."""
+    ALWAYS = "always"
+    NEVER = "never"
 
 
 def _batched(records: Iterable[OAIRecord], size: int) -> Iterator[list[OAIRecord]]:
@@ -80,12 +93,17 @@ class HarvestRun:
         writer: RecordWriter,
         run_id: uuid.UUID | None = None,
         progress: ProgressCallback | None = None,
+        reconcile: ReconcileMode = ReconcileMode.AUTO,
+        reconcile_max_share: float = 0.2,
     ) -> None:
         self.harvester = harvester
         self.client = client
         self.writer = writer
         self.run_id = run_id
         self.progress = progress
+        self.reconcile = reconcile
+        self.reconcile_max_share = reconcile_max_share
+        self._stream: Any = None
 
     def execute(
         self,
@@ -94,6 +112,7 @@ class HarvestRun:
         since_source: SinceSource = SinceSource.LAST_SUCCESS,
         full: bool = False,
         identifiers: list[str] | None = None,
+        reconcile_only: bool = False,
     ) -> HarvestSummary:
         """Harvest; protocol failures propagate (nothing of the window is trusted then)."""
         harvester_id = self.harvester.id
@@ -101,40 +120,91 @@ class HarvestRun:
         if identifiers:
             summary = HarvestSummary(harvester_id=harvester_id, window=None)
             self._write(summary, self._get_records(identifiers, summary))
+            summary.requests = self.client.request_count
+            return summary
+
+        window = plan_window(
+            response_date=profile.response_date,
+            granularity=profile.granularity,
+            since=since,
+            since_source=since_source,
+            watermark=self.harvester.watermark,
+            full=full or reconcile_only,
+        )
+        log.info("Harvester %s: window %s", harvester_id, window.describe())
+        summary = HarvestSummary(harvester_id=harvester_id, window=window)
+        if reconcile_only:
+            self._write(summary, self._list_tombstones_marking_seen(window))
         else:
-            window = plan_window(
-                response_date=profile.response_date,
-                granularity=profile.granularity,
-                since=since,
-                since_source=since_source,
-                watermark=self.harvester.watermark,
-                full=full,
-            )
-            log.info("Harvester %s: window %s", harvester_id, window.describe())
-            summary = HarvestSummary(harvester_id=harvester_id, window=window)
-            self._write(summary, self._list_records(window, summary))
-            if summary.succeeded:
-                self._advance_watermark(profile.response_date)
-                summary.watermark_advanced = True
+            self._write(summary, self._list_records(window))
+        wants_reconcile = reconcile_only or self._reconciles_after_full(profile.deleted_record)
+        if summary.succeeded and window.is_full and wants_reconcile:
+            self._reconcile(summary)
+        if summary.succeeded and not reconcile_only:
+            self._advance_watermark(profile.response_date)
+            summary.watermark_advanced = True
         summary.requests = self.client.request_count
         return summary
 
     # -- reading ---------------------------------------------------------------------------
-    def _list_records(self, window: HarvestWindow, summary: HarvestSummary) -> Iterator[OAIRecord]:
-        setspecs = list(self.harvester.setspecs or []) or [None]
-        for set_spec in setspecs:
-            stream = self.client.list_records(
+    def _list_records(self, window: HarvestWindow) -> Iterator[OAIRecord]:
+        for set_spec in list(self.harvester.setspecs or []) or [None]:
+            self._stream = self.client.list_records(
                 self.harvester.metadata_prefix, set_spec=set_spec, **window.arguments()
             )
-            self._stream = stream
-            yield from stream
+            yield from self._stream
+
+    def _list_tombstones_marking_seen(self, window: HarvestWindow) -> Iterator[OAIRecord]:
+        """ListIdentifiers: live identifiers are only marked seen, tombstones are written."""
+        batch_size = max(1, int(self.harvester.batch_size or 1))
+        for set_spec in list(self.harvester.setspecs or []) or [None]:
+            self._stream = self.client.list_identifiers(
+                self.harvester.metadata_prefix, set_spec=set_spec, **window.arguments()
+            )
+            for headers in _batched(self._stream, batch_size):
+                self.writer.mark_seen([h.identifier for h in headers if not h.deleted])
+                for header in headers:
+                    if header.deleted:
+                        yield OAIRecord(
+                            identifier=header.identifier,
+                            datestamp=header.datestamp,
+                            deleted=True,
+                            set_specs=header.set_specs,
+                            metadata=None,
+                            xml="",
+                            errors=header.errors,
+                        )
 
     def _get_records(self, identifiers: list[str], summary: HarvestSummary) -> Iterator[OAIRecord]:
         for identifier in identifiers:
             try:
                 yield self.client.get_record(identifier, self.harvester.metadata_prefix)
             except IdDoesNotExist as error:
+                self.writer.track_failure(identifier, str(error))
                 summary.counts.fail(identifier, str(error))
+
+    # -- reconciliation --------------------------------------------------------------------
+    def _reconciles_after_full(self, deleted_record: str) -> bool:
+        if self.reconcile is ReconcileMode.AUTO:
+            return deleted_record in ("no", "transient")
+        return self.reconcile is ReconcileMode.ALWAYS
+
+    def _reconcile(self, summary: HarvestSummary) -> None:
+        unseen, live = self.writer.count_unseen()
+        if unseen and unseen > self.reconcile_max_share * live:
+            summary.problems.append(
+                f"Reconciliation refused: {unseen} of {live} local records "
+                f"({unseen / live:.0%}) are no longer listed by the provider, more than the "
+                f"limit of {self.reconcile_max_share:.0%}. Nothing was deleted; check the "
+                f"provider, then raise OAI_HARVESTER_RECONCILE_MAX_SHARE if this is right."
+            )
+            return
+        batch_size = max(1, int(self.harvester.batch_size or 1))
+        removed = self.writer.remove_unseen(
+            batch_size, on_commit=lambda counts: self._update_run_counters(summary, counts)
+        )
+        summary.counts.add(removed)
+        summary.reconciled = True
 
     # -- writing ---------------------------------------------------------------------------
     def _write(self, summary: HarvestSummary, records: Iterable[OAIRecord]) -> None:
@@ -145,11 +215,10 @@ class HarvestRun:
             )
             summary.counts.add(batch_counts)
             if self.progress is not None:
-                stream = getattr(self, "_stream", None)
                 self.progress(
                     HarvestProgress(
                         counts=summary.counts,
-                        complete_list_size=getattr(stream, "complete_list_size", None),
+                        complete_list_size=getattr(self._stream, "complete_list_size", None),
                     )
                 )
 
@@ -216,6 +285,7 @@ def run_harvest(
     identifiers: list[str] | None = None,
     run_id: uuid.UUID | None = None,
     progress: ProgressCallback | None = None,
+    reconcile_only: bool = False,
 ) -> HarvestSummary:
     """Run one harvest of a stored harvester in this process."""
     from ..proxies import current_oai_harvester
@@ -223,6 +293,9 @@ def run_harvest(
     harvester = db.session.get(OAIHarvester, harvester_id)
     if harvester is None:
         raise LookupError(f"No harvester with id {harvester_id!r}.")
+    # Runs outside invenio-jobs still need an id: reconciliation tells seen rows by it.
+    run_id = run_id or uuid.uuid4()
+    config = current_app.config
     writer = RecordWriter(
         harvester_id=harvester.id,
         service=current_service_registry.get(harvester.target),
@@ -237,4 +310,12 @@ def run_harvest(
             writer=writer,
             run_id=run_id,
             progress=progress or progress_listener.get(),
-        ).execute(since=since, since_source=since_source, full=full, identifiers=identifiers)
+            reconcile=ReconcileMode(config["OAI_HARVESTER_RECONCILE"]),
+            reconcile_max_share=config["OAI_HARVESTER_RECONCILE_MAX_SHARE"],
+        ).execute(
+            since=since,
+            since_source=since_source,
+            full=full,
+            identifiers=identifiers,
+            reconcile_only=reconcile_only,
+        )

@@ -116,13 +116,107 @@ class RecordWriter:
             log.error("Harvester %s: indexing error %s", self.harvester_id, error)
         return counts
 
+    def track_failure(self, identifier: str, message: str) -> None:
+        """Record an error on an identifier that could not even be fetched (idDoesNotExist)."""
+        table = OAIHarvestedRecord.__table__
+        row = {
+            "harvester_id": self.harvester_id,
+            "oai_identifier": identifier,
+            "deleted": False,
+            "errors": [message],
+            "harvested_at": datetime.now(UTC),
+            "run_id": self.run_id,
+        }
+        insert = _dialect_insert(db.session.get_bind().dialect.name)(table).values([row])
+        db.session.execute(
+            insert.on_conflict_do_update(
+                index_elements=[table.c.harvester_id, table.c.oai_identifier],
+                set_={name: insert.excluded[name] for name in ("errors", "harvested_at", "run_id")},
+            )
+        )
+        db.session.commit()
+
+    def mark_seen(self, identifiers: Sequence[str]) -> None:
+        """Note that the provider still lists these identifiers (reconciliation by headers)."""
+        self._save_tracking([], list(identifiers))
+        db.session.commit()
+
+    def count_unseen(self) -> tuple[int, int]:
+        """(live tracked records this run did not see, all live tracked records)."""
+        table = OAIHarvestedRecord.__table__
+        live = sa.and_(table.c.harvester_id == self.harvester_id, table.c.deleted.is_(False))
+        unseen = sa.and_(live, self._not_seen_clause())
+        count = sa.func.count()
+        total = db.session.execute(sa.select(count).select_from(table).where(live)).scalar()
+        missing = db.session.execute(sa.select(count).select_from(table).where(unseen)).scalar()
+        return missing, total
+
+    def remove_unseen(self, batch_size: int, on_commit: Any = None) -> WriteCounts:
+        """Delete the local records of identifiers the provider no longer lists.
+
+        Only called after a complete, error-free full window: everything the provider
+        holds was seen by this run, so what was not seen is gone at the source.
+        """
+        table = OAIHarvestedRecord.__table__
+        totals = WriteCounts()
+        while True:
+            rows = db.session.execute(
+                sa.select(table.c.oai_identifier, table.c.local_pid)
+                .where(
+                    table.c.harvester_id == self.harvester_id,
+                    table.c.deleted.is_(False),
+                    self._not_seen_clause(),
+                )
+                .order_by(table.c.oai_identifier)
+                .limit(batch_size)
+            ).all()
+            if not rows:
+                return totals
+            counts = WriteCounts()
+            updates: list[dict[str, Any]] = []
+            now = datetime.now(UTC)
+            with BulkIndexingUnitOfWork(db.session) as uow:
+                for identifier, local_pid in rows:
+                    update = {"oai_identifier": identifier, "run_id": self.run_id}
+                    mark = uow.mark()
+                    try:
+                        if local_pid:
+                            with db.session.begin_nested():
+                                self._delete_local(uow, local_pid)
+                            counts.deleted += 1
+                        update.update(deleted=True, local_pid=None, errors=None, harvested_at=now)
+                    except Exception as error:  # noqa: BLE001 - tracked on the record
+                        uow.discard_since(mark)
+                        message = f"Could not remove the vanished record: {describe_error(error)}"
+                        update.update(errors=[message])
+                        counts.fail(identifier, message)
+                    updates.append(update)
+                for update in updates:
+                    db.session.execute(
+                        sa.update(table)
+                        .where(
+                            table.c.harvester_id == self.harvester_id,
+                            table.c.oai_identifier == update.pop("oai_identifier"),
+                        )
+                        .values(**update)
+                    )
+                if on_commit is not None:
+                    on_commit(counts)
+                uow.commit()
+            totals.add(counts)
+
+    def _not_seen_clause(self):
+        table = OAIHarvestedRecord.__table__
+        if self.run_id is None:
+            raise RuntimeError("Reconciliation needs a run id to tell seen records apart.")
+        return sa.or_(table.c.run_id.is_(None), table.c.run_id != self.run_id)
+
     # -- decisions -----------------------------------------------------------------------
     @staticmethod
     def _is_unchanged(record: OAIRecord, row: dict[str, Any] | None) -> bool:
         return (
             row is not None
             and not row["errors"]
-            and not record.errors
             and row["datestamp"] == record.datestamp
             and row["deleted"] == record.deleted
         )
@@ -142,7 +236,8 @@ class RecordWriter:
             "datestamp": record.datestamp,
             "deleted": record.deleted,
             "local_pid": local_pid,
-            "errors": list(record.errors) or None,
+            "errors": None,
+            "warnings": list(record.errors) or None,
             "original_xml": record.xml,
             "transformed": None,
             "harvested_at": now,
@@ -171,11 +266,8 @@ class RecordWriter:
             uow.discard_since(mark)
             message = describe_error(error)
             log.info("Harvester %s: %s failed: %s", self.harvester_id, record.identifier, message)
-            new_row["errors"] = [*list(record.errors), message]
+            new_row["errors"] = [message]
             counts.fail(record.identifier, message)
-        else:
-            if record.errors:
-                counts.fail(record.identifier, "; ".join(record.errors))
         return new_row
 
     def _upsert_local(

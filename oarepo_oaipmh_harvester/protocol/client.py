@@ -526,7 +526,7 @@ class OAIClient:
 
     # -- verbs -----------------------------------------------------------------------------
     def identify(self) -> IdentifyProfile:
-        """Identify; MalformedResponse if the response lacks a usable responseDate."""
+        """Identify; MalformedResponse without a usable granularity or responseDate."""
         page = self._harvest({"verb": "Identify"})
         self._raise_error(page)
         element = page.verb_element("Identify")
@@ -535,8 +535,9 @@ class OAIClient:
         try:
             granularity = Granularity.from_identify(granularity_text or None)
         except ValueError as error:
-            errors.append(f"{error} Using YYYY-MM-DD, which every provider must support.")
-            granularity = Granularity.DAY
+            # Guessing could send `from` values finer than the provider accepts, or coarser
+            # than intended: fail the run and let an operator look at the provider.
+            raise MalformedResponse(f"{error} [request: {page.url}]", url=page.url) from None
         deleted_record = _child_text(element, "deletedRecord").lower()
         if deleted_record not in DELETED_RECORD_VALUES:
             errors.append(

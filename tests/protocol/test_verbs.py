@@ -54,13 +54,20 @@ def test_identify_day_granularity_and_offset_response_date(server, client) -> No
     assert profile.response_date == datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
 
 
-def test_identify_tolerates_missing_granularity_and_odd_deleted_record(server, client) -> None:
-    server.answer(lambda hit: identify(granularity=None, deleted_record="sometimes"))
+def test_identify_without_granularity_fails_instead_of_guessing(server, client) -> None:
+    server.answer(lambda hit: identify(granularity=None))
+    with pytest.raises(MalformedResponse, match="does not state a granularity"):
+        client.identify()
+    server.answer(lambda hit: identify(granularity="YYYY"))
+    with pytest.raises(MalformedResponse, match="Unknown datestamp granularity 'YYYY'"):
+        client.identify()
+
+
+def test_identify_tolerates_odd_deleted_record(server, client) -> None:
+    server.answer(lambda hit: identify(deleted_record="sometimes"))
     profile = client.identify()
-    assert profile.granularity is Granularity.DAY
     assert profile.deleted_record == "no"
-    assert len(profile.errors) == 2
-    assert "granularity" in profile.errors[0] and "sometimes" in profile.errors[1]
+    assert len(profile.errors) == 1 and "sometimes" in profile.errors[0]
 
 
 def test_identify_without_valid_response_date_fails(server, client) -> None:
