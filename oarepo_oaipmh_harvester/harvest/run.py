@@ -255,7 +255,7 @@ progress_listener: ContextVar[ProgressCallback | None] = ContextVar(
 """Set by an interactive caller (the CLI) to watch a run that invenio-jobs executes."""
 
 
-def build_client(harvester: OAIHarvester) -> OAIClient:
+def build_client(base_url: str, harvester_id: str | None = None) -> OAIClient:
     """An OAI-PMH client configured from the application (timeouts, retries, politeness)."""
     from ..protocol.client import OAIClient
 
@@ -263,10 +263,14 @@ def build_client(harvester: OAIHarvester) -> OAIClient:
     user_agent = config["OAI_HARVESTER_USER_AGENT"]
     contact = config["OAI_HARVESTER_CONTACT_EMAIL"]
     if user_agent is None:
-        user_agent = f"oarepo-oaipmh-harvester/{__version__} (harvester {harvester.id}"
-        user_agent += f"; mailto:{contact})" if contact else ")"
+        who = f"; harvester {harvester_id}" if harvester_id else ""
+        mail = f"; mailto:{contact}" if contact else ""
+        user_agent = (
+            f"oarepo-oaipmh-harvester/{__version__} "
+            f"(+https://github.com/oarepo/oarepo-oaipmh-harvester{who}{mail})"
+        )
     return OAIClient(
-        harvester.base_url,
+        base_url,
         timeout=tuple(config["OAI_HARVESTER_REQUEST_TIMEOUT"]),
         max_retries=config["OAI_HARVESTER_MAX_RETRIES"],
         max_retry_wait=config["OAI_HARVESTER_MAX_RETRY_WAIT"],
@@ -303,7 +307,7 @@ def run_harvest(
         identity=system_identity,
         run_id=run_id,
     )
-    with build_client(harvester) as client:
+    with build_client(harvester.base_url, harvester.id) as client:
         return HarvestRun(
             harvester,
             client=client,

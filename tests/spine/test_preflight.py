@@ -1,0 +1,30 @@
+"""The preflight check run before a harvester is saved."""
+
+import pytest
+
+from oarepo_oaipmh_harvester.harvest.preflight import PreflightError, check_provider
+
+
+def test_good_configuration_passes(app, provider):
+    check_provider(provider.base_url, "oai_dc", ["phys", "phys:astro"])
+    check_provider(provider.base_url, "oai_dc", [])
+
+
+def test_unknown_prefix_names_what_is_offered(app, provider):
+    with pytest.raises(
+        PreflightError, match=r"does not offer metadata prefix 'marc21' \(it offers: oai_dc\)"
+    ) as raised:
+        check_provider(provider.base_url, "marc21", [])
+    assert raised.value.field == "metadata_prefix"
+
+
+def test_unknown_set_is_named(app, provider):
+    with pytest.raises(PreflightError, match="no set 'chem'") as raised:
+        check_provider(provider.base_url, "oai_dc", ["phys", "chem"])
+    assert raised.value.field == "setspecs"
+
+
+def test_provider_that_does_not_answer(app, provider):
+    with pytest.raises(PreflightError, match="did not answer Identify") as raised:
+        check_provider(provider.base_url.replace("/oai", "/nothing-here"), "oai_dc", [])
+    assert raised.value.field == "base_url"
