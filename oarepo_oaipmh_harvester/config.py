@@ -42,3 +42,9 @@ OAI_HARVESTER_RECONCILE = "auto"
 
 OAI_HARVESTER_RECONCILE_MAX_SHARE = 0.2
 """Reconciliation refuses (and reports) when it would delete more than this share of records."""
+
+OAI_HARVESTER_CONCURRENT_RUNS = "fail"
+"""A second run of a harvester that is already running: "fail" at once, or "wait" for the first."""
+
+OAI_HARVESTER_LOCK_TIMEOUT = 3600.0
+"""With "wait": how long, in seconds, before the waiting run gives up."""

@@ -23,6 +23,7 @@ from .. import __version__
 from ..models import OAIHarvester
 from ..protocol.errors import IdDoesNotExist
 from ..protocol.records import OAIRecord
+from .lock import exclusive_run
 from .window import HarvestWindow, SinceSource, plan_window
 from .writer import RecordWriter, WriteCounts
 
@@ -307,7 +308,13 @@ def run_harvest(
         identity=system_identity,
         run_id=run_id,
     )
-    with build_client(harvester.base_url, harvester.id) as client:
+    lock = exclusive_run(
+        harvester.id,
+        db.engine,
+        wait=config["OAI_HARVESTER_CONCURRENT_RUNS"] == "wait",
+        timeout=config["OAI_HARVESTER_LOCK_TIMEOUT"],
+    )
+    with lock, build_client(harvester.base_url, harvester.id) as client:
         return HarvestRun(
             harvester,
             client=client,

@@ -1,0 +1,64 @@
+"""One run per harvester at a time, enforced by the database.
+
+A PostgreSQL session-level advisory lock, held on a connection of its own for the whole run:
+the run's own session commits after every batch, which would end a row lock, and a crashed
+worker's connection is closed by the server, which releases the lock - a harvester is never
+locked for ever.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+
+class HarvesterBusy(Exception):
+    """Another run of the same harvester is writing."""
+
+    def __init__(self, harvester_id: str, waited: float | None = None) -> None:
+        self.harvester_id = harvester_id
+        how = f" after waiting {waited:.0f} s" if waited is not None else ""
+        super().__init__(
+            f"Another run of harvester {harvester_id!r} is in progress{how}; this run did "
+            f"nothing. (OAI_HARVESTER_CONCURRENT_RUNS decides whether runs wait or fail.)"
+        )
+
+
+def lock_key(harvester_id: str) -> int:
+    """A stable signed 64-bit advisory lock key for a harvester."""
+    digest = hashlib.sha256(f"oarepo-oaipmh-harvester:{harvester_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+@contextmanager
+def exclusive_run(
+    harvester_id: str,
+    engine: Engine,
+    *,
+    wait: bool = False,
+    timeout: float = 3600.0,
+    poll_interval: float = 1.0,
+) -> Iterator[None]:
+    """Hold the harvester's lock for the block; HarvesterBusy if another process holds it."""
+    if engine.dialect.name != "postgresql":
+        # SQLite allows one writing process anyway; there is nothing to coordinate.
+        yield
+        return
+    key = lock_key(harvester_id)
+    with engine.connect() as connection:
+        connection = connection.execution_options(isolation_level="AUTOCOMMIT")
+        started = time.monotonic()
+        while not connection.execute(sa.select(sa.func.pg_try_advisory_lock(key))).scalar():
+            waited = time.monotonic() - started
+            if not wait or waited >= timeout:
+                raise HarvesterBusy(harvester_id, waited if wait else None)
+            time.sleep(poll_interval)
+        try:
+            yield
+        finally:
+            connection.execute(sa.select(sa.func.pg_advisory_unlock(key)))
