@@ -24,6 +24,7 @@ from ..models import OAIHarvester
 from ..protocol.errors import IdDoesNotExist
 from ..protocol.records import OAIRecord
 from .lock import exclusive_run
+from .prefetch import prefetch
 from .window import HarvestWindow, SinceSource, plan_window
 from .writer import RecordWriter, WriteCounts
 
@@ -96,14 +97,21 @@ class HarvestRun:
         progress: ProgressCallback | None = None,
         reconcile: ReconcileMode = ReconcileMode.AUTO,
         reconcile_max_share: float = 0.2,
+        prefetch_depth: int = 0,
     ) -> None:
         self.harvester = harvester
+        # Plain copies: the ORM object expires on every batch commit, and the prefetch
+        # thread must never touch the database session.
+        self.metadata_prefix: str = harvester.metadata_prefix
+        self.setspecs: list[str | None] = list(harvester.setspecs or []) or [None]
+        self.batch_size: int = max(1, int(harvester.batch_size or 1))
         self.client = client
         self.writer = writer
         self.run_id = run_id
         self.progress = progress
         self.reconcile = reconcile
         self.reconcile_max_share = reconcile_max_share
+        self.prefetch_depth = prefetch_depth
         self._stream: Any = None
 
     def execute(
@@ -136,6 +144,8 @@ class HarvestRun:
         summary = HarvestSummary(harvester_id=harvester_id, window=window)
         if reconcile_only:
             self._write(summary, self._list_tombstones_marking_seen(window))
+        elif self.prefetch_depth:
+            self._write(summary, prefetch(self._list_records(window), self.prefetch_depth))
         else:
             self._write(summary, self._list_records(window))
         wants_reconcile = reconcile_only or self._reconciles_after_full(profile.deleted_record)
@@ -149,20 +159,19 @@ class HarvestRun:
 
     # -- reading ---------------------------------------------------------------------------
     def _list_records(self, window: HarvestWindow) -> Iterator[OAIRecord]:
-        for set_spec in list(self.harvester.setspecs or []) or [None]:
+        for set_spec in self.setspecs:
             self._stream = self.client.list_records(
-                self.harvester.metadata_prefix, set_spec=set_spec, **window.arguments()
+                self.metadata_prefix, set_spec=set_spec, **window.arguments()
             )
             yield from self._stream
 
     def _list_tombstones_marking_seen(self, window: HarvestWindow) -> Iterator[OAIRecord]:
         """ListIdentifiers: live identifiers are only marked seen, tombstones are written."""
-        batch_size = max(1, int(self.harvester.batch_size or 1))
-        for set_spec in list(self.harvester.setspecs or []) or [None]:
+        for set_spec in self.setspecs:
             self._stream = self.client.list_identifiers(
-                self.harvester.metadata_prefix, set_spec=set_spec, **window.arguments()
+                self.metadata_prefix, set_spec=set_spec, **window.arguments()
             )
-            for headers in _batched(self._stream, batch_size):
+            for headers in _batched(self._stream, self.batch_size):
                 self.writer.mark_seen([h.identifier for h in headers if not h.deleted])
                 for header in headers:
                     if header.deleted:
@@ -179,7 +188,7 @@ class HarvestRun:
     def _get_records(self, identifiers: list[str], summary: HarvestSummary) -> Iterator[OAIRecord]:
         for identifier in identifiers:
             try:
-                yield self.client.get_record(identifier, self.harvester.metadata_prefix)
+                yield self.client.get_record(identifier, self.metadata_prefix)
             except IdDoesNotExist as error:
                 self.writer.track_failure(identifier, str(error))
                 summary.counts.fail(identifier, str(error))
@@ -200,17 +209,15 @@ class HarvestRun:
                 f"provider, then raise OAI_HARVESTER_RECONCILE_MAX_SHARE if this is right."
             )
             return
-        batch_size = max(1, int(self.harvester.batch_size or 1))
         removed = self.writer.remove_unseen(
-            batch_size, on_commit=lambda counts: self._update_run_counters(summary, counts)
+            self.batch_size, on_commit=lambda counts: self._update_run_counters(summary, counts)
         )
         summary.counts.add(removed)
         summary.reconciled = True
 
     # -- writing ---------------------------------------------------------------------------
     def _write(self, summary: HarvestSummary, records: Iterable[OAIRecord]) -> None:
-        batch_size = max(1, int(self.harvester.batch_size or 1))
-        for batch in _batched(records, batch_size):
+        for batch in _batched(records, self.batch_size):
             batch_counts = self.writer.write_batch(
                 batch, on_commit=lambda counts: self._update_run_counters(summary, counts)
             )
@@ -323,6 +330,7 @@ def run_harvest(
             progress=progress or progress_listener.get(),
             reconcile=ReconcileMode(config["OAI_HARVESTER_RECONCILE"]),
             reconcile_max_share=config["OAI_HARVESTER_RECONCILE_MAX_SHARE"],
+            prefetch_depth=(harvester.batch_size or 1) * config["OAI_HARVESTER_PREFETCH_BATCHES"],
         ).execute(
             since=since,
             since_source=since_source,
