@@ -19,7 +19,9 @@ from marshmallow import ValidationError
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..models import OAIHarvestedRecord
+from ..protocol.datestamps import MalformedDatestamp, parse_datestamp
 from ..protocol.records import OAIRecord
+from .lock import lock_key
 from .transformers import Transformer
 from .unit_of_work import BulkIndexingUnitOfWork
 
@@ -94,6 +96,7 @@ class RecordWriter:
         latest: dict[str, OAIRecord] = {}
         for record in records:  # a record seen twice in one batch (two sets): last wins
             latest[record.identifier] = record
+        self._lock_identifiers(list(latest))
         tracked = self._load_tracking(list(latest))
         counts = WriteCounts()
         rows: list[dict[str, Any]] = []
@@ -212,13 +215,38 @@ class RecordWriter:
         return sa.or_(table.c.run_id.is_(None), table.c.run_id != self.run_id)
 
     # -- decisions -----------------------------------------------------------------------
-    @staticmethod
-    def _is_unchanged(record: OAIRecord, row: dict[str, Any] | None) -> bool:
+    def _is_unchanged(self, record: OAIRecord, row: dict[str, Any] | None) -> bool:
+        if row is None:
+            return False
+        if self._is_stale(record, row):
+            return True
         return (
-            row is not None
-            and not row["errors"]
+            not row["errors"]
             and row["datestamp"] == record.datestamp
             and row["deleted"] == record.deleted
+        )
+
+    def _is_stale(self, record: OAIRecord, row: dict[str, Any]) -> bool:
+        """This run already wrote a newer version (a batch of a parallel writer finished late)."""
+        if self.run_id is None or row["run_id"] != self.run_id:
+            return False  # across runs any change wins: providers may rewrite datestamps
+        incoming, written = record.datestamp_value, _parse_or_none(row["datestamp"])
+        return incoming is not None and written is not None and incoming < written
+
+    def _lock_identifiers(self, identifiers: list[str]) -> None:
+        """Serialise parallel writers on shared identifiers until this batch commits.
+
+        Transaction-level advisory locks, taken in a fixed order so that two batches can
+        never deadlock; the row that does not exist yet cannot be locked with FOR UPDATE.
+        """
+        if not identifiers or db.session.get_bind().dialect.name != "postgresql":
+            return
+        keys = sorted({lock_key(f"{self.harvester_id}\x00{i}") for i in identifiers})
+        db.session.execute(
+            sa.text(
+                "SELECT pg_advisory_xact_lock(key) FROM unnest(CAST(:keys AS bigint[])) AS key"
+            ),
+            {"keys": keys},
         )
 
     def _write_one(
@@ -299,6 +327,7 @@ class RecordWriter:
             table.c.deleted,
             table.c.local_pid,
             table.c.errors,
+            table.c.run_id,
         ).where(
             table.c.harvester_id == self.harvester_id,
             table.c.oai_identifier.in_(identifiers),
@@ -330,6 +359,15 @@ class RecordWriter:
                 )
                 .values(run_id=self.run_id)
             )
+
+
+def _parse_or_none(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return parse_datestamp(value)
+    except MalformedDatestamp:
+        return None
 
 
 def _dialect_insert(dialect_name: str):

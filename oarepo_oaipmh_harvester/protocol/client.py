@@ -176,6 +176,16 @@ def build_record(element: etree._Element, errors: Any = ()) -> OAIRecord:
     )
 
 
+_RECORD_PARSER = etree.XMLParser(
+    resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
+)
+
+
+def record_from_xml(xml: str, errors: Any = ()) -> OAIRecord:
+    """Rebuild an :class:`OAIRecord` from its ``xml`` (e.g. after it crossed a task queue)."""
+    return build_record(etree.fromstring(xml, _RECORD_PARSER), errors)
+
+
 def _token_text(element: etree._Element | None) -> str | None:
     """The resumption token to send next, or None at the end of the list.
 
