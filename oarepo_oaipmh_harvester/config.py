@@ -51,3 +51,85 @@ OAI_HARVESTER_LOCK_TIMEOUT = 3600.0
 
 OAI_HARVESTER_PREFETCH_BATCHES = 2
 """Batches read ahead from the provider while one is written (0 reads and writes in turn)."""
+
+# --- Operator surfaces: REST API, administration panel, permissions, reports, fixtures -------
+
+OAI_HARVESTER_PREFLIGHT_CHECK = True
+"""Ask the provider (Identify, formats, sets) before a harvester is created or its endpoint,
+prefix or sets change; callers can skip it (``check=False``, ``--no-check``, ``?check=false``)."""
+
+OAI_HARVESTER_PERMISSION_POLICY = "oarepo_oaipmh_harvester.permissions:HarvesterPermissionPolicy"
+"""Permission policy of harvesters and their runs (a class or an import string)."""
+
+OAI_HARVESTER_RECORDS_PERMISSION_POLICY = (
+    "oarepo_oaipmh_harvester.permissions:HarvestedRecordPermissionPolicy"
+)
+"""Permission policy of harvested records (a class or an import string)."""
+
+OAI_HARVESTER_LOCAL_RECORD_URLS = {}
+"""Links to local records when the target service gives none, per target service id:
+``{"records": {"self": "{api}/records/{pid}", "self_html": "{ui}/records/{pid}"}}``."""
+
+OAI_HARVESTER_REPORTS = True
+"""E-mail the harvest managers when a run ends."""
+
+OAI_HARVESTER_REPORT_STATUSES = ["SUCCESS", "PARTIAL_SUCCESS", "FAILED"]
+"""Run outcomes that are reported."""
+
+OAI_HARVESTER_REPORT_SENDER = None
+"""Sender of reports; None uses ``MAIL_DEFAULT_SENDER``."""
+
+OAI_HARVESTER_REPORT_MAX_FAILURES = 20
+"""How many failed identifiers (with their errors) a report lists."""
+
+OAI_HARVESTER_FIXTURES_FILE = None
+"""Harvesters loaded by ``invenio oai harvester load`` without a file argument;
+None means ``<instance path>/app_data/oai_harvesters.yaml``."""
+
+OAI_HARVESTER_ADMIN_HARVESTERS_SEARCH = {
+    "facets": [],
+    "sort": ["name", "id", "newest", "updated"],
+}
+"""Search page of the "OAI-PMH harvesters" admin list."""
+
+OAI_HARVESTER_ADMIN_HARVESTERS_SORT_OPTIONS = {
+    "name": {"title": "Name", "fields": ["name"]},
+    "id": {"title": "Id", "fields": ["id"]},
+    "newest": {"title": "Newest", "fields": ["-created"]},
+    "updated": {"title": "Recently updated", "fields": ["-updated"]},
+}
+"""Sort options offered by the "OAI-PMH harvesters" admin list (keys of the service's sorts)."""
+
+OAI_HARVESTER_ADMIN_RECORDS_SEARCH = {
+    "facets": ["harvester", "deleted", "has_errors"],
+    "sort": ["newest", "oldest", "identifier", "datestamp"],
+}
+"""Search page of the "OAI-PMH harvested records" admin list."""
+
+OAI_HARVESTER_ADMIN_RECORDS_SORT_OPTIONS = {
+    "newest": {"title": "Recently harvested", "fields": ["-harvested_at"]},
+    "oldest": {"title": "Least recently harvested", "fields": ["harvested_at"]},
+    "identifier": {"title": "OAI identifier", "fields": ["oai_identifier"]},
+    "datestamp": {"title": "Newest datestamp", "fields": ["-datestamp"]},
+}
+"""Sort options offered by the "OAI-PMH harvested records" admin list."""
+
+OAI_HARVESTER_ADMIN_RECORDS_FACETS = {
+    "harvester": {"title": "Harvester", "ui": {"field": "harvester"}},
+    "deleted": {"title": "Deleted at the source", "ui": {"field": "deleted"}},
+    "has_errors": {"title": "With errors", "ui": {"field": "has_errors"}},
+}
+"""Facets of the "OAI-PMH harvested records" admin list (aggregations of the records API)."""
+
+OAI_HARVESTER_WRITE_MODE = "local"
+""""local": a run writes its batches itself. "celery": a run started by invenio-jobs hands each
+batch to a Celery task (a subtask of the run), so that several workers write in parallel."""
+
+OAI_HARVESTER_WRITE_QUEUE = None
+"""Celery queue of the batch-writing tasks (None: the default queue)."""
+
+OAI_HARVESTER_SUBTASK_TIMEOUT = 6 * 3600.0
+"""How long a run waits, after reading the last page, for its batches to be written."""
+
+OAI_HARVESTER_SUBTASK_TAKEOVER_AFTER = 30.0
+"""A batch no worker has started after this many seconds is written by the run itself."""

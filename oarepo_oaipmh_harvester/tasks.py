@@ -13,7 +13,8 @@ from invenio_db import db
 from invenio_jobs.errors import TaskExecutionPartialError
 from invenio_jobs.logging.jobs import EMPTY_JOB_CTX, job_context
 
-from .harvest.run import run_harvest
+from .harvest.fanout import write_subtask
+from .harvest.run import make_writer, run_harvest
 from .harvest.window import SinceSource
 from .signals import harvest_finished
 
@@ -87,3 +88,9 @@ def harvest_oaipmh_records(
         raise TaskExecutionPartialError(message=message, errored_entries_count=0)
     _announce(harvester_id, run_id, "SUCCESS", summary, None)
     return {"harvester_id": harvester_id, "summary": summary.describe()}
+
+
+@shared_task(ignore_result=True, acks_late=True)
+def write_harvest_batch(subtask_run_id: str) -> None:
+    """Write one batch of a fanned-out run (an invenio-jobs subtask of that run)."""
+    write_subtask(uuid.UUID(subtask_run_id), make_writer)

@@ -23,6 +23,7 @@ from .. import __version__
 from ..models import OAIHarvester
 from ..protocol.errors import IdDoesNotExist
 from ..protocol.records import OAIRecord
+from .fanout import BatchDispatcher
 from .lock import exclusive_run
 from .prefetch import prefetch
 from .window import HarvestWindow, SinceSource, plan_window
@@ -98,6 +99,7 @@ class HarvestRun:
         reconcile: ReconcileMode = ReconcileMode.AUTO,
         reconcile_max_share: float = 0.2,
         prefetch_depth: int = 0,
+        dispatcher: BatchDispatcher | None = None,
     ) -> None:
         self.harvester = harvester
         # Plain copies: the ORM object expires on every batch commit, and the prefetch
@@ -112,6 +114,7 @@ class HarvestRun:
         self.reconcile = reconcile
         self.reconcile_max_share = reconcile_max_share
         self.prefetch_depth = prefetch_depth
+        self.dispatcher = dispatcher
         self._stream: Any = None
 
     def execute(
@@ -142,12 +145,15 @@ class HarvestRun:
         )
         log.info("Harvester %s: window %s", harvester_id, window.describe())
         summary = HarvestSummary(harvester_id=harvester_id, window=window)
+        records = self._list_records(window)
+        if self.prefetch_depth:
+            records = prefetch(records, self.prefetch_depth)
         if reconcile_only:
             self._write(summary, self._list_tombstones_marking_seen(window))
-        elif self.prefetch_depth:
-            self._write(summary, prefetch(self._list_records(window), self.prefetch_depth))
+        elif self.dispatcher is not None:
+            self._dispatch(summary, records)
         else:
-            self._write(summary, self._list_records(window))
+            self._write(summary, records)
         wants_reconcile = reconcile_only or self._reconciles_after_full(profile.deleted_record)
         if summary.succeeded and window.is_full and wants_reconcile:
             self._reconcile(summary)
@@ -230,6 +236,13 @@ class HarvestRun:
                     )
                 )
 
+    def _dispatch(self, summary: HarvestSummary, records: Iterable[OAIRecord]) -> None:
+        for batch in _batched(records, self.batch_size):
+            self.dispatcher.dispatch(batch)
+        summary.counts.add(self.dispatcher.wait())
+        if self.progress is not None:
+            self.progress(HarvestProgress(counts=summary.counts))
+
     def _update_run_counters(self, summary: HarvestSummary, batch: WriteCounts) -> None:
         if self.run_id is None:
             return
@@ -288,6 +301,22 @@ def build_client(base_url: str, harvester_id: str | None = None) -> OAIClient:
     )
 
 
+def make_writer(harvester_id: str, run_id: uuid.UUID | None) -> RecordWriter:
+    """The writer of a harvester's records into its target service, for one run."""
+    from ..proxies import current_oai_harvester
+
+    harvester = db.session.get(OAIHarvester, harvester_id)
+    if harvester is None:
+        raise LookupError(f"No harvester with id {harvester_id!r}.")
+    return RecordWriter(
+        harvester_id=harvester.id,
+        service=current_service_registry.get(harvester.target),
+        transformer=current_oai_harvester.transformers.get(harvester.transformer),
+        identity=system_identity,
+        run_id=run_id,
+    )
+
+
 def run_harvest(
     harvester_id: str,
     *,
@@ -300,21 +329,25 @@ def run_harvest(
     reconcile_only: bool = False,
 ) -> HarvestSummary:
     """Run one harvest of a stored harvester in this process."""
-    from ..proxies import current_oai_harvester
-
     harvester = db.session.get(OAIHarvester, harvester_id)
     if harvester is None:
         raise LookupError(f"No harvester with id {harvester_id!r}.")
     # Runs outside invenio-jobs still need an id: reconciliation tells seen rows by it.
+    is_jobs_run = run_id is not None and db.session.get(Run, run_id) is not None
     run_id = run_id or uuid.uuid4()
     config = current_app.config
-    writer = RecordWriter(
-        harvester_id=harvester.id,
-        service=current_service_registry.get(harvester.target),
-        transformer=current_oai_harvester.transformers.get(harvester.transformer),
-        identity=system_identity,
-        run_id=run_id,
-    )
+    writer = make_writer(harvester.id, run_id)
+    dispatcher = None
+    fan_out = config["OAI_HARVESTER_WRITE_MODE"] == "celery" and is_jobs_run
+    if fan_out and not identifiers and not reconcile_only:
+        dispatcher = BatchDispatcher(
+            harvester_id=harvester.id,
+            parent_run_id=run_id,
+            writer_factory=make_writer,
+            queue=config["OAI_HARVESTER_WRITE_QUEUE"],
+            wait_timeout=config["OAI_HARVESTER_SUBTASK_TIMEOUT"],
+            take_over_after=config["OAI_HARVESTER_SUBTASK_TAKEOVER_AFTER"],
+        )
     lock = exclusive_run(
         harvester.id,
         db.engine,
@@ -331,6 +364,7 @@ def run_harvest(
             reconcile=ReconcileMode(config["OAI_HARVESTER_RECONCILE"]),
             reconcile_max_share=config["OAI_HARVESTER_RECONCILE_MAX_SHARE"],
             prefetch_depth=(harvester.batch_size or 1) * config["OAI_HARVESTER_PREFETCH_BATCHES"],
+            dispatcher=dispatcher,
         ).execute(
             since=since,
             since_source=since_source,
