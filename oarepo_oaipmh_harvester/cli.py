@@ -89,15 +89,26 @@ def _collect(values: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+_no_check_option = click.option(
+    "--no-check",
+    "no_check",
+    is_flag=True,
+    help="Do not ask the provider first (Identify, metadata formats, sets).",
+)
+
+
 @harvester.command("create")
 @click.option("--id", "harvester_id", required=True, help="Short slug, e.g. 'zenodo'.")
 @_harvester_options(required=True)
+@_no_check_option
 @with_appcontext
-def create_harvester(harvester_id: str, **values: Any) -> None:
+def create_harvester(harvester_id: str, no_check: bool, **values: Any) -> None:
     """Register a new harvester."""
     try:
         created = current_harvester_service.create(
-            system_identity, {"id": harvester_id, **_collect(values)}
+            system_identity,
+            {"id": harvester_id, **_collect(values)},
+            check=False if no_check else None,
         )
     except HarvesterServiceError as error:
         _fail(str(error))
@@ -108,14 +119,17 @@ def create_harvester(harvester_id: str, **values: Any) -> None:
 @click.argument("harvester_id")
 @_harvester_options(required=False)
 @click.option("--clear-sets", is_flag=True, help="Harvest the whole repository (no set).")
+@_no_check_option
 @with_appcontext
-def update_harvester(harvester_id: str, clear_sets: bool, **values: Any) -> None:
+def update_harvester(harvester_id: str, clear_sets: bool, no_check: bool, **values: Any) -> None:
     """Change a harvester; options left out keep their value."""
     data = _collect(values)
     if clear_sets:
         data["setspecs"] = []
     try:
-        current_harvester_service.update(system_identity, harvester_id, data)
+        current_harvester_service.update(
+            system_identity, harvester_id, data, check=False if no_check else None
+        )
     except HarvesterServiceError as error:
         _fail(str(error))
     click.echo(f"Updated harvester {harvester_id}.")
@@ -131,6 +145,49 @@ def delete_harvester(harvester_id: str) -> None:
     except HarvesterServiceError as error:
         _fail(str(error))
     click.echo(f"Deleted harvester {harvester_id}.")
+
+
+@harvester.command("load")
+@click.argument("path", required=False, type=click.Path(dir_okay=False))
+@_no_check_option
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+@with_appcontext
+def load_harvesters(path: str | None, no_check: bool, as_json: bool) -> None:
+    """Create and update harvesters from a YAML file.
+
+    PATH defaults to <instance>/app_data/oai_harvesters.yaml. Missing harvesters are created,
+    existing ones updated; an entry that fails is reported and the others are still loaded.
+    """
+    from .fixtures import FixtureFileError, default_fixtures_path
+    from .fixtures import load_harvesters as load
+
+    source = path or str(default_fixtures_path())
+    try:
+        result = load(source, check=False if no_check else None)
+    except FixtureFileError as error:
+        _fail(str(error))
+    if as_json:
+        _echo_json(
+            {
+                "created": result.created,
+                "updated": result.updated,
+                "unchanged": result.unchanged,
+                "errors": result.errors,
+            }
+        )
+    else:
+        click.echo(
+            f"{source}: created {len(result.created)}, updated {len(result.updated)}, "
+            f"unchanged {len(result.unchanged)}, failed {len(result.errors)}"
+        )
+        for harvester_id in result.created:
+            click.echo(f"  created {harvester_id}")
+        for harvester_id in result.updated:
+            click.echo(f"  updated {harvester_id}")
+    for error in result.errors:
+        click.echo(f"Error: {error}", err=True)
+    if not result.ok:
+        sys.exit(1)
 
 
 @harvester.command("list")

@@ -26,14 +26,46 @@ class OARepoOAIHarvester:
             if key.startswith("OAI_HARVESTER_"):
                 app.config.setdefault(key, getattr(config, key))
         self.transformers = TransformerRegistry(app.config["OAI_HARVESTER_TRANSFORMERS"])
-        from .services import HarvesterService
+        self.init_services(app)
+        self.init_resources(app)
+        from .reports import connect_reports
 
-        self.harvester_service = HarvesterService(jobs_registry_getter=self._jobs_registry)
+        connect_reports()
         if app.config["OAI_HARVESTER_SAMPLE_TARGET"]:
             from .testing.sample_records import ext as sample_ext
 
             sample_ext.init_app(app)
         app.extensions["oarepo-oaipmh-harvester"] = self
+
+    def init_services(self, app: Flask) -> None:
+        from .services import (
+            HarvestedRecordService,
+            HarvestedRecordServiceConfig,
+            HarvesterService,
+            HarvesterServiceConfig,
+        )
+
+        self.harvester_service = HarvesterService(
+            HarvesterServiceConfig.build(app), jobs_registry_getter=self._jobs_registry
+        )
+        self.records_service = HarvestedRecordService(
+            HarvestedRecordServiceConfig.build(app), harvester_service=self.harvester_service
+        )
+
+    def init_resources(self, app: Flask) -> None:
+        from .resources import (
+            HarvestedRecordResource,
+            HarvestedRecordResourceConfig,
+            HarvesterResource,
+            HarvesterResourceConfig,
+        )
+
+        self.harvesters_resource = HarvesterResource(
+            HarvesterResourceConfig.build(app), self.harvester_service
+        )
+        self.records_resource = HarvestedRecordResource(
+            HarvestedRecordResourceConfig.build(app), self.records_service
+        )
 
     @staticmethod
     def _jobs_registry():

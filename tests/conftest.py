@@ -25,6 +25,9 @@ TEST_CONFIG = {
     "RECORDS_REFRESOLVER_STORE": "invenio_jsonschemas.proxies.current_refresolver_store",
     "SEARCH_INDEX_PREFIX": "oaiharvest-test-",
     "MAIL_SUPPRESS_SEND": True,
+    # Harvesters in tests point at made-up or local endpoints; tests of the preflight check
+    # through the service turn it on themselves.
+    "OAI_HARVESTER_PREFLIGHT_CHECK": False,
 }
 
 

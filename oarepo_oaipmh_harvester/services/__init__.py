@@ -1,11 +1,28 @@
-"""Service API under every surface (CLI, REST, administration, jobs)."""
+"""Service API under every surface (CLI, REST, administration, jobs, fixtures)."""
 
-from .errors import HarvesterAlreadyExists, HarvesterNotFound, HarvesterValidationError
+from .config import HarvestedRecordServiceConfig, HarvesterServiceConfig
+from .errors import (
+    HarvestedRecordNotFound,
+    HarvesterAlreadyExists,
+    HarvesterNotFound,
+    HarvesterServiceError,
+    HarvesterValidationError,
+    HarvestRunInProgress,
+    HarvestRunNotFound,
+)
 from .harvesters import HarvesterService
+from .records import HarvestedRecordService
 
 __all__ = (
+    "HarvestRunInProgress",
+    "HarvestRunNotFound",
+    "HarvestedRecordNotFound",
+    "HarvestedRecordService",
+    "HarvestedRecordServiceConfig",
     "HarvesterAlreadyExists",
     "HarvesterNotFound",
     "HarvesterService",
+    "HarvesterServiceConfig",
+    "HarvesterServiceError",
     "HarvesterValidationError",
 )

@@ -1,19 +1,33 @@
-"""Errors of the harvester service; messages are meant for operators."""
+"""Errors of the harvester services; messages are meant for operators.
+
+The REST resources map them to HTTP statuses (see `resources/config.py`): validation 400,
+not found 404, duplicate id and run in progress 409.
+"""
 
 from __future__ import annotations
+
+from marshmallow import ValidationError
 
 
 class HarvesterServiceError(Exception):
     """Base class."""
 
 
-class HarvesterValidationError(HarvesterServiceError):
-    """Input refused; `errors` maps field names to messages."""
+class HarvesterValidationError(HarvesterServiceError, ValidationError):
+    """Input refused; `errors` maps field names to messages.
+
+    A marshmallow `ValidationError` too, so that every Invenio REST error handler renders it
+    as a 400 with `{"field": ..., "messages": [...]}` entries, which the admin forms show
+    next to their fields.
+    """
 
     def __init__(self, errors: dict[str, list[str]]) -> None:
         self.errors = errors
-        details = "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in errors.items())
-        super().__init__(f"Invalid harvester: {details}")
+        ValidationError.__init__(self, errors)
+
+    def __str__(self) -> str:
+        details = "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in self.errors.items())
+        return f"Invalid harvester: {details}"
 
 
 class HarvesterAlreadyExists(HarvesterServiceError):
@@ -25,8 +39,41 @@ class HarvesterAlreadyExists(HarvesterServiceError):
 
 
 class HarvesterNotFound(HarvesterServiceError):
-    """No harvester with this id."""
+    """No harvester with this id (or none the caller may see)."""
 
     def __init__(self, harvester_id: str) -> None:
         self.harvester_id = harvester_id
         super().__init__(f"No harvester with id {harvester_id!r}.")
+
+
+class HarvestedRecordNotFound(HarvesterServiceError):
+    """The harvester does not track this OAI identifier (or the caller may not see it)."""
+
+    def __init__(self, harvester_id: str, oai_identifier: str) -> None:
+        self.harvester_id = harvester_id
+        self.oai_identifier = oai_identifier
+        super().__init__(
+            f"Harvester {harvester_id!r} has no record with OAI identifier {oai_identifier!r}."
+        )
+
+
+class HarvestRunNotFound(HarvesterServiceError):
+    """No run with this id belongs to the harvester."""
+
+    def __init__(self, harvester_id: str, run_id: str) -> None:
+        self.harvester_id = harvester_id
+        self.run_id = run_id
+        super().__init__(f"Harvester {harvester_id!r} has no run {run_id}.")
+
+
+class HarvestRunInProgress(HarvesterServiceError):
+    """A run of the harvester is queued or running; a second one would only compete with it."""
+
+    def __init__(self, harvester_id: str, run_id: str, status: str) -> None:
+        self.harvester_id = harvester_id
+        self.run_id = run_id
+        self.status = status
+        super().__init__(
+            f"Harvester {harvester_id!r} already has a run in progress "
+            f"(run {run_id}, {status}); wait for it to finish or stop it in the Jobs panel."
+        )

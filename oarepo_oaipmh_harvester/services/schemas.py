@@ -1,10 +1,23 @@
-"""Validation of harvester input."""
+"""Validation of harvester input and the JSON shapes of harvesters, records and runs."""
 
 from __future__ import annotations
 
+from datetime import UTC
+from typing import Any
+
 from flask import current_app
+from invenio_i18n import lazy_gettext as _
 from invenio_records_resources.proxies import current_service_registry
-from marshmallow import Schema, ValidationError, fields, validate, validates
+from marshmallow import (
+    EXCLUDE,
+    Schema,
+    ValidationError,
+    fields,
+    pre_load,
+    validate,
+    validates,
+)
+from marshmallow_utils.fields import TZDateTime
 
 from ..proxies import current_oai_harvester
 
@@ -12,7 +25,7 @@ HARVESTER_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$"
 
 
 class HarvesterSchema(Schema):
-    """A harvester as operators write it."""
+    """A harvester as operators write it (load) and as the API shows it (dump)."""
 
     id = fields.String(
         required=True,
@@ -20,6 +33,7 @@ class HarvesterSchema(Schema):
             HARVESTER_ID_PATTERN,
             error="Use 1-64 lowercase letters, digits, '-' or '_' (a short slug).",
         ),
+        metadata={"create_only": True, "title": _("Id")},
     )
     name = fields.String(required=True, validate=validate.Length(min=1, max=255))
     comment = fields.String(load_default=None, allow_none=True)
@@ -32,12 +46,29 @@ class HarvesterSchema(Schema):
     metadata_prefix = fields.String(required=True, validate=validate.Length(min=1, max=255))
     setspecs = fields.List(fields.String(validate=validate.Length(min=1)), load_default=list)
     target = fields.String(required=True)
-    transformer = fields.String(load_default=None)
-    batch_size = fields.Integer(load_default=None, validate=validate.Range(min=1, max=10000))
+    transformer = fields.String(load_default=None, allow_none=True)
+    batch_size = fields.Integer(
+        load_default=None, allow_none=True, validate=validate.Range(min=1, max=10000)
+    )
     harvest_managers = fields.List(fields.Integer(), load_default=list)
 
+    # Shown, never written by a client.
+    watermark = TZDateTime(timezone=UTC, format="iso", dump_only=True)
+    created = TZDateTime(timezone=UTC, format="iso", dump_only=True)
+    updated = TZDateTime(timezone=UTC, format="iso", dump_only=True)
+    job = fields.Raw(dump_only=True)
+    last_run = fields.Raw(dump_only=True)
+
+    @pre_load
+    def _drop_dump_only(self, data: Any, **kwargs: Any) -> Any:
+        # What the API returned may be sent back (admin edit form, scripts doing GET-edit-PUT).
+        if not isinstance(data, dict):
+            return data
+        ignored = {name for name, field in self.fields.items() if field.dump_only} | {"links"}
+        return {key: value for key, value in data.items() if key not in ignored}
+
     @validates("target")
-    def _known_target(self, value: str, **kwargs) -> None:
+    def _known_target(self, value: str, **kwargs: Any) -> None:
         try:
             current_service_registry.get(value)
         except KeyError:
@@ -47,7 +78,7 @@ class HarvesterSchema(Schema):
             ) from None
 
     @validates("transformer")
-    def _known_transformer(self, value: str | None, **kwargs) -> None:
+    def _known_transformer(self, value: str | None, **kwargs: Any) -> None:
         transformers = current_oai_harvester.transformers
         if value is not None and value not in transformers:
             raise ValidationError(
@@ -65,4 +96,75 @@ def apply_defaults(data: dict) -> dict:
         data["batch_size"] = config["OAI_HARVESTER_DEFAULT_BATCH_SIZE"]
     # Order kept, duplicates dropped: the same set twice would be harvested twice.
     data["setspecs"] = list(dict.fromkeys(data.get("setspecs") or []))
+    data["harvest_managers"] = list(dict.fromkeys(data.get("harvest_managers") or []))
     return data
+
+
+class RunRequestSchema(Schema):
+    """Body of "run now" (`POST .../harvesters/<id>/run`); everything is optional."""
+
+    title = fields.String(validate=validate.Length(min=1, max=250))
+    since = TZDateTime(
+        timezone=UTC,
+        format="iso",
+        allow_none=True,
+        metadata={"description": _("Harvest changes from this time on (ISO 8601, UTC).")},
+    )
+    full = fields.Boolean(
+        load_default=False,
+        metadata={"description": _("Harvest everything, ignoring `since` and the watermark.")},
+    )
+    identifiers = fields.List(
+        fields.String(validate=validate.Length(min=1)),
+        allow_none=True,
+        validate=validate.Length(min=1),
+        metadata={"description": _("Harvest only these OAI identifiers (GetRecord).")},
+    )
+
+
+class HarvestRunSchema(Schema):
+    """An invenio-jobs run of a harvester's job, with its counters."""
+
+    class Meta:
+        unknown = EXCLUDE
+
+    id = fields.UUID(dump_only=True)
+    job_id = fields.UUID(dump_only=True)
+    harvester_id = fields.String(dump_only=True)
+    title = fields.String(dump_only=True)
+    status = fields.Function(lambda run: run.status.name if run.status else None)
+    message = fields.String(dump_only=True)
+    args = fields.Raw(dump_only=True)
+    started_by_id = fields.Integer(dump_only=True, allow_none=True)
+    created = TZDateTime(timezone=UTC, format="iso", dump_only=True)
+    started_at = TZDateTime(timezone=UTC, format="iso", dump_only=True)
+    finished_at = TZDateTime(timezone=UTC, format="iso", dump_only=True)
+    total_entries = fields.Integer(dump_only=True)
+    inserted_entries = fields.Integer(dump_only=True)
+    updated_entries = fields.Integer(dump_only=True)
+    errored_entries = fields.Integer(dump_only=True)
+
+
+class HarvestedRecordSchema(Schema):
+    """What a harvester last saw of one OAI identifier (read only)."""
+
+    id = fields.String(dump_only=True)
+    harvester = fields.String(attribute="harvester_id", dump_only=True)
+    oai_identifier = fields.String(dump_only=True)
+    datestamp = fields.String(dump_only=True)
+    deleted = fields.Boolean(dump_only=True)
+    local_pid = fields.String(dump_only=True, allow_none=True)
+    has_errors = fields.Boolean(dump_only=True)
+    errors = fields.List(fields.String(), dump_only=True)
+    warnings = fields.List(fields.String(), dump_only=True)
+    harvested_at = TZDateTime(timezone=UTC, format="iso", dump_only=True)
+    run_id = fields.UUID(dump_only=True, allow_none=True)
+    original_xml = fields.String(dump_only=True, allow_none=True)
+    transformed = fields.Raw(dump_only=True, allow_none=True)
+
+
+class HarvestedRecordListSchema(HarvestedRecordSchema):
+    """A search hit: without the bulky XML and transformed data (read the record for those)."""
+
+    class Meta:
+        exclude = ("original_xml", "transformed")

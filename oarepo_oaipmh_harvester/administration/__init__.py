@@ -1,0 +1,1 @@
+"""Administration panel: "OAI-PMH harvesters" and "OAI-PMH harvested records"."""

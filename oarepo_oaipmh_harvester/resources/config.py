@@ -1,0 +1,82 @@
+"""Configuration of the REST resources under ``/api/oai-harvest/``."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from flask_resources import HTTPJSONException, ResourceConfig, create_error_handler
+from invenio_records_resources.resources.errors import ErrorHandlersMixin
+from invenio_records_resources.resources.records.args import SearchRequestArgsSchema
+from invenio_records_resources.services.base.config import ConfiguratorMixin
+
+from ..services.errors import (
+    HarvestedRecordNotFound,
+    HarvesterAlreadyExists,
+    HarvesterNotFound,
+    HarvestRunInProgress,
+    HarvestRunNotFound,
+)
+
+
+def _json_error(code: int):
+    return create_error_handler(lambda error: HTTPJSONException(code=code, description=str(error)))
+
+
+error_handlers = {
+    **ErrorHandlersMixin.error_handlers,
+    HarvesterNotFound: _json_error(404),
+    HarvestedRecordNotFound: _json_error(404),
+    HarvestRunNotFound: _json_error(404),
+    HarvesterAlreadyExists: _json_error(409),
+    HarvestRunInProgress: _json_error(409),
+}
+"""Validation 400 (with field errors), permission 403, not found 404, conflicts 409."""
+
+
+class HarvestedRecordSearchArgsSchema(SearchRequestArgsSchema):
+    """Filters of the records search; facets (harvester, deleted, has_errors) are collected."""
+
+    error = ma.fields.String()
+    datestamp_from = ma.fields.String()
+    datestamp_until = ma.fields.String()
+    run = ma.fields.String()
+
+
+class HarvesterResourceConfig(ResourceConfig, ConfiguratorMixin):
+    """Harvesters and their runs."""
+
+    blueprint_name = "oai_harvesters"
+    url_prefix = "/oai-harvest/harvesters"
+    routes = {
+        "list": "",
+        "item": "/<harvester_id>",
+        "run": "/<harvester_id>/run",
+        "runs": "/<harvester_id>/runs",
+        "run_item": "/<harvester_id>/runs/<run_id>",
+    }
+    request_view_args = {
+        "harvester_id": ma.fields.String(),
+        "run_id": ma.fields.String(),
+    }
+    request_search_args = SearchRequestArgsSchema
+    # ``?check=false`` skips the preflight check of the provider on create and update.
+    request_extra_args = {"check": ma.fields.Boolean()}
+    error_handlers = error_handlers
+
+
+class HarvestedRecordResourceConfig(ResourceConfig, ConfiguratorMixin):
+    """What the harvesters track of each OAI identifier."""
+
+    blueprint_name = "oai_harvested_records"
+    url_prefix = "/oai-harvest/records"
+    routes = {
+        "list": "",
+        # OAI identifiers contain ':' and may contain '/': the path converter keeps them whole.
+        "item": "/<harvester_id>/<path:oai_id>",
+        "reharvest": "/<harvester_id>/<path:oai_id>/reharvest",
+    }
+    request_view_args = {
+        "harvester_id": ma.fields.String(),
+        "oai_id": ma.fields.String(),
+    }
+    request_search_args = HarvestedRecordSearchArgsSchema
+    error_handlers = error_handlers

@@ -1,0 +1,147 @@
+"""REST resources (flask-resources): thin shells over the harvester and record services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import g
+from flask_resources import Resource, resource_requestctx, response_handler, route
+from invenio_records_resources.resources.errors import ErrorHandlersMixin
+from invenio_records_resources.resources.records.resource import (
+    request_data,
+    request_extra_args,
+    request_search_args,
+    request_view_args,
+)
+
+
+class HarvesterResource(ErrorHandlersMixin, Resource):
+    """``/api/oai-harvest/harvesters``."""
+
+    def __init__(self, config: Any, service: Any) -> None:
+        super().__init__(config)
+        self.service = service
+
+    def create_url_rules(self) -> list[dict]:
+        routes = self.config.routes
+        return [
+            route("GET", routes["list"], self.search),
+            route("POST", routes["list"], self.create),
+            route("GET", routes["item"], self.read),
+            route("PUT", routes["item"], self.update),
+            route("DELETE", routes["item"], self.delete),
+            route("POST", routes["run"], self.run),
+            route("GET", routes["runs"], self.search_runs),
+            route("GET", routes["run_item"], self.read_run),
+        ]
+
+    @request_search_args
+    @response_handler(many=True)
+    def search(self) -> tuple[dict, int]:
+        result = self.service.search(g.identity, params=resource_requestctx.args)
+        return result.to_dict(), 200
+
+    @request_extra_args
+    @request_data
+    @response_handler()
+    def create(self) -> tuple[dict, int]:
+        item = self.service.create(
+            g.identity,
+            resource_requestctx.data or {},
+            check=resource_requestctx.args.get("check"),
+        )
+        return item.to_dict(), 201
+
+    @request_view_args
+    @response_handler()
+    def read(self) -> tuple[dict, int]:
+        item = self.service.read(g.identity, resource_requestctx.view_args["harvester_id"])
+        return item.to_dict(), 200
+
+    @request_extra_args
+    @request_view_args
+    @request_data
+    @response_handler()
+    def update(self) -> tuple[dict, int]:
+        item = self.service.update(
+            g.identity,
+            resource_requestctx.view_args["harvester_id"],
+            resource_requestctx.data or {},
+            check=resource_requestctx.args.get("check"),
+        )
+        return item.to_dict(), 200
+
+    @request_view_args
+    def delete(self) -> tuple[str, int]:
+        self.service.delete(g.identity, resource_requestctx.view_args["harvester_id"])
+        return "", 204
+
+    @request_view_args
+    @request_data
+    @response_handler()
+    def run(self) -> tuple[dict, int]:
+        """Run now; the body (optional) takes ``since``, ``full``, ``identifiers``, ``title``."""
+        item = self.service.start_run(
+            g.identity,
+            resource_requestctx.view_args["harvester_id"],
+            resource_requestctx.data or {},
+        )
+        return item.to_dict(), 202
+
+    @request_search_args
+    @request_view_args
+    @response_handler(many=True)
+    def search_runs(self) -> tuple[dict, int]:
+        result = self.service.search_runs(
+            g.identity,
+            resource_requestctx.view_args["harvester_id"],
+            params=resource_requestctx.args,
+        )
+        return result.to_dict(), 200
+
+    @request_view_args
+    @response_handler()
+    def read_run(self) -> tuple[dict, int]:
+        item = self.service.read_run(
+            g.identity,
+            resource_requestctx.view_args["harvester_id"],
+            resource_requestctx.view_args["run_id"],
+        )
+        return item.to_dict(), 200
+
+
+class HarvestedRecordResource(ErrorHandlersMixin, Resource):
+    """``/api/oai-harvest/records``."""
+
+    def __init__(self, config: Any, service: Any) -> None:
+        super().__init__(config)
+        self.service = service
+
+    def create_url_rules(self) -> list[dict]:
+        routes = self.config.routes
+        return [
+            route("GET", routes["list"], self.search),
+            route("GET", routes["item"], self.read),
+            route("POST", routes["reharvest"], self.reharvest),
+        ]
+
+    @request_search_args
+    @response_handler(many=True)
+    def search(self) -> tuple[dict, int]:
+        result = self.service.search(g.identity, params=resource_requestctx.args)
+        return result.to_dict(), 200
+
+    @request_view_args
+    @response_handler()
+    def read(self) -> tuple[dict, int]:
+        view_args = resource_requestctx.view_args
+        item = self.service.read(g.identity, view_args["harvester_id"], view_args["oai_id"])
+        return item.to_dict(), 200
+
+    @request_view_args
+    @response_handler()
+    def reharvest(self) -> tuple[dict, int]:
+        """Fetch the record again now (GetRecord); returns the run."""
+        view_args = resource_requestctx.view_args
+        item = self.service.reharvest(g.identity, view_args["harvester_id"], view_args["oai_id"])
+        return item.to_dict(), 202

@@ -1,0 +1,276 @@
+"""REST API of harvesters: search, read, create, update, delete, run now and runs."""
+
+from __future__ import annotations
+
+import pytest
+from invenio_db import db
+from invenio_jobs.models import Job, Run, RunStatusEnum
+from invenio_jobs.proxies import current_jobs
+from operator_helpers import harvester_data, path_of
+
+from oarepo_oaipmh_harvester.models import OAIHarvester
+
+API = "/api/oai-harvest/harvesters"
+
+
+def field_errors(response) -> dict[str, str]:
+    """`{field: "message message"}` from an Invenio 400 body."""
+    assert response.status_code == 400, response.json
+    return {error["field"]: " ".join(error["messages"]) for error in response.json["errors"]}
+
+
+@pytest.fixture()
+def as_admin(login, users):
+    return login(users.admin)
+
+
+@pytest.fixture()
+def preflight_on(set_config):
+    set_config(OAI_HARVESTER_PREFLIGHT_CHECK=True)
+
+
+# -- search and read -------------------------------------------------------------------------
+def test_search_sorts_pages_and_queries(as_admin, harvesters, provider):
+    as_admin.post(API, json=harvester_data("zenodo", provider.base_url, name="Zenodo community"))
+
+    res = as_admin.get(API)
+    assert res.status_code == 200
+    assert [hit["id"] for hit in res.json["hits"]["hits"]] == ["a", "b", "zenodo"]
+    assert res.json["hits"]["total"] == 3 and res.json["sortBy"] == "name"
+
+    res = as_admin.get(API, query_string={"q": "zenodo COMMUNITY"})
+    assert [hit["id"] for hit in res.json["hits"]["hits"]] == ["zenodo"]
+    res = as_admin.get(API, query_string={"q": "*"})
+    assert res.json["hits"]["total"] == 3
+
+    res = as_admin.get(API, query_string={"sort": "newest", "size": 1, "page": 2})
+    assert [hit["id"] for hit in res.json["hits"]["hits"]] == ["b"]
+    links = res.json["links"]
+    assert (
+        "page=1" in links["prev"] and "page=3" in links["next"] and "sort=newest" in links["self"]
+    )
+
+
+@pytest.mark.parametrize(
+    "args, field",
+    [({"sort": "nope"}, "sort"), ({"size": 100000}, "size"), ({"page": 0}, "page")],
+)
+def test_search_refuses_bad_arguments_with_field_errors(as_admin, harvesters, args, field):
+    assert field in field_errors(as_admin.get(API, query_string=args))
+
+
+def test_read_shows_configuration_job_last_run_and_links(as_admin, harvesters, provider):
+    res = as_admin.get(f"{API}/a")
+    assert res.status_code == 200
+    data = res.json
+    assert (data["id"], data["name"], data["base_url"]) == ("a", "Harvester A", provider.base_url)
+    assert (data["transformer"], data["batch_size"], data["setspecs"]) == ("oai_dc", 10, [])
+    assert data["job"] is None and data["last_run"] is None
+    assert data["links"] == {
+        "self": "https://repo.example.org/api/oai-harvest/harvesters/a",
+        "run": "https://repo.example.org/api/oai-harvest/harvesters/a/run",
+        "runs": "https://repo.example.org/api/oai-harvest/harvesters/a/runs",
+        "records": "https://repo.example.org/api/oai-harvest/records?harvester=a",
+        "self_html": "https://repo.example.org/administration/oai-harvesters/a",
+        "records_html": "https://repo.example.org/administration/oai-harvested-records?f=harvester%3Aa",
+    }
+
+
+def test_read_unknown_is_404_with_message(as_admin, harvesters):
+    res = as_admin.get(f"{API}/nope")
+    assert res.status_code == 404
+    assert res.json["message"] == "No harvester with id 'nope'."
+
+
+# -- create ----------------------------------------------------------------------------------
+def test_create_registers_the_job_type(as_admin, users, provider):
+    res = as_admin.post(API, json=harvester_data("new", provider.base_url, setspecs=["phys"]))
+    assert res.status_code == 201, res.json
+    assert res.json["id"] == "new" and res.json["setspecs"] == ["phys"]
+    assert current_jobs.registry.get("harvest_oaipmh_records_new").harvester_id == "new"
+    assert as_admin.get(f"{API}/new").status_code == 200
+
+
+def test_create_duplicate_is_409(as_admin, harvesters, provider):
+    res = as_admin.post(API, json=harvester_data("a", provider.base_url, name="Again"))
+    assert res.status_code == 409
+    assert res.json["message"] == "A harvester with id 'a' already exists."
+    assert db.session.get(OAIHarvester, "a").name == "Harvester A"
+
+
+def test_create_invalid_is_400_naming_each_field(as_admin, users):
+    res = as_admin.post(
+        API,
+        json={
+            "id": "Bad Id",
+            "base_url": "ftp://example.org",
+            "target": "nothing",
+            "batch_size": 0,
+            "unexpected": 1,
+        },
+    )
+    errors = field_errors(res)
+    assert "slug" in errors["id"]
+    assert "http:// or https://" in errors["base_url"]
+    assert "No record service with id 'nothing'" in errors["target"]
+    assert "greater than or equal to 1" in errors["batch_size"]
+    assert "Unknown field" in errors["unexpected"]
+    assert {"name", "metadata_prefix"} <= set(errors)
+    assert db.session.query(OAIHarvester).count() == 0
+
+
+def test_create_runs_the_preflight_check_and_reports_it_on_the_field(
+    as_admin, users, provider, preflight_on
+):
+    errors = field_errors(
+        as_admin.post(API, json=harvester_data("x", provider.base_url, metadata_prefix="marc21"))
+    )
+    assert "does not offer metadata prefix 'marc21'" in errors["metadata_prefix"]
+
+    errors = field_errors(
+        as_admin.post(API, json=harvester_data("x", provider.base_url, setspecs=["chem"]))
+    )
+    assert "no set 'chem'" in errors["setspecs"]
+
+    dead = provider.base_url.replace("/oai", "/nothing-here")
+    errors = field_errors(as_admin.post(API, json=harvester_data("x", dead)))
+    assert "did not answer Identify" in errors["base_url"]
+    assert db.session.query(OAIHarvester).count() == 0
+
+    res = as_admin.post(API, json=harvester_data("x", dead), query_string={"check": "false"})
+    assert res.status_code == 201
+
+    res = as_admin.post(API, json=harvester_data("y", provider.base_url, setspecs=["phys"]))
+    assert res.status_code == 201
+
+
+# -- update ----------------------------------------------------------------------------------
+def test_update_changes_given_fields_and_accepts_what_read_returned(as_admin, harvesters):
+    res = as_admin.put(f"{API}/a", json={"name": "Renamed", "batch_size": 5})
+    assert res.status_code == 200, res.json
+    assert (res.json["name"], res.json["batch_size"], res.json["target"]) == (
+        "Renamed",
+        5,
+        "oai-sample-records",
+    )
+    assert "Renamed" in current_jobs.registry.get("harvest_oaipmh_records_a").title
+
+    # What an edit form does: GET, change one field, PUT everything back.
+    body = as_admin.get(f"{API}/a").json
+    body["comment"] = "Edited in the panel"
+    res = as_admin.put(f"{API}/a", json=body)
+    assert res.status_code == 200, res.json
+    assert res.json["comment"] == "Edited in the panel" and res.json["name"] == "Renamed"
+
+
+def test_update_refuses_bad_input_and_id_change(as_admin, harvesters):
+    assert "cannot change" in field_errors(as_admin.put(f"{API}/a", json={"id": "z"}))["id"]
+    assert "base_url" in field_errors(as_admin.put(f"{API}/a", json={"base_url": "nope"}))
+    db.session.expire_all()
+    assert db.session.get(OAIHarvester, "a").base_url.startswith("http://127.0.0.1")
+    assert as_admin.put(f"{API}/nope", json={"name": "x"}).status_code == 404
+
+
+def test_update_asks_the_provider_only_when_the_endpoint_changes(
+    as_admin, harvesters, provider, preflight_on
+):
+    before = len(provider.requests_for("Identify"))
+    assert as_admin.put(f"{API}/a", json={"name": "No check needed"}).status_code == 200
+    assert len(provider.requests_for("Identify")) == before
+
+    errors = field_errors(as_admin.put(f"{API}/a", json={"setspecs": ["chem"]}))
+    assert "no set 'chem'" in errors["setspecs"]
+    assert len(provider.requests_for("Identify")) == before + 1
+
+    res = as_admin.put(f"{API}/a", json={"setspecs": ["chem"]}, query_string={"check": "false"})
+    assert res.status_code == 200 and res.json["setspecs"] == ["chem"]
+
+
+# -- delete ----------------------------------------------------------------------------------
+def test_delete_removes_harvester_job_type_and_jobs(as_admin, harvesters):
+    assert as_admin.post(f"{API}/a/run").status_code == 202
+    assert db.session.query(Job).filter_by(task="harvest_oaipmh_records_a").count() == 1
+
+    res = as_admin.delete(f"{API}/a")
+    assert res.status_code == 204
+    assert as_admin.get(f"{API}/a").status_code == 404
+    assert db.session.query(Job).filter_by(task="harvest_oaipmh_records_a").count() == 0
+    assert "harvest_oaipmh_records_a" not in current_jobs.registry.get_all()
+    assert as_admin.delete(f"{API}/a").status_code == 404
+
+
+# -- runs ------------------------------------------------------------------------------------
+def test_run_now_creates_the_job_on_first_use_and_returns_the_run(
+    as_admin, users, harvesters, corpus
+):
+    res = as_admin.post(f"{API}/a/run")
+    assert res.status_code == 202, res.json
+    run = res.json
+    # Eager Celery in tests: the run has already happened.
+    assert run["status"] == "SUCCESS", run["message"]
+    assert (run["total_entries"], run["inserted_entries"], run["errored_entries"]) == (50, 50, 0)
+    assert run["harvester_id"] == "a" and run["started_by_id"] == users.admin.user.id
+    assert run["args"]["harvester_id"] == "a" and run["args"]["full"] is False
+    assert run["links"]["self"].endswith(f"/api/oai-harvest/harvesters/a/runs/{run['id']}")
+    assert run["links"]["self_html"] == f"https://repo.example.org/administration/runs/{run['id']}"
+
+    job = db.session.query(Job).filter_by(task="harvest_oaipmh_records_a").one()
+    assert job.active is False and job.schedule is None  # scheduling is the admin's choice
+
+    harvester = as_admin.get(f"{API}/a").json
+    assert harvester["job"]["id"] == str(job.id)
+    assert (
+        harvester["links"]["job_html"] == f"https://repo.example.org/administration/jobs/{job.id}"
+    )
+    assert harvester["last_run"]["id"] == run["id"]
+
+    assert as_admin.get(path_of(run["links"]["self"])).json["status"] == "SUCCESS"
+    runs = as_admin.get(f"{API}/a/runs").json
+    assert [hit["id"] for hit in runs["hits"]["hits"]] == [run["id"]]
+
+
+def test_run_body_since_full_and_identifiers(as_admin, harvesters, corpus, provider):
+    wanted = sorted(corpus.live_identifiers())[:2]
+    res = as_admin.post(f"{API}/a/run", json={"identifiers": wanted, "title": "Two records"})
+    assert res.status_code == 202
+    assert (res.json["title"], res.json["total_entries"]) == ("Two records", 2)
+    assert res.json["args"]["oai_ids"] == wanted
+    assert [r["identifier"] for r in provider.requests_for("GetRecord")] == wanted
+
+    res = as_admin.post(f"{API}/a/run", json={"since": "2024-01-01T00:30:00Z"})
+    assert res.json["status"] == "SUCCESS" and res.json["args"]["since_source"] == "manual"
+    assert provider.requests_for("ListRecords")[0]["from"] == "2024-01-01T00:30:00Z"
+
+    res = as_admin.post(f"{API}/a/run", json={"full": True})
+    assert res.json["args"]["full"] is True and res.json["total_entries"] == 50
+    assert "from" not in provider.requests_for("ListRecords")[-1]
+
+
+def test_run_body_is_validated(as_admin, harvesters):
+    errors = field_errors(as_admin.post(f"{API}/a/run", json={"since": "yesterday", "x": 1}))
+    assert "since" in errors and "Unknown field" in errors["x"]
+    assert "identifiers" in field_errors(as_admin.post(f"{API}/a/run", json={"identifiers": []}))
+    assert as_admin.post(f"{API}/nope/run").status_code == 404
+
+
+def test_second_run_while_one_is_going_on_is_409(as_admin, harvesters):
+    first = as_admin.post(f"{API}/a/run").json
+    running = db.session.get(Run, first["id"])
+    running.status = RunStatusEnum.RUNNING
+    db.session.commit()
+
+    res = as_admin.post(f"{API}/a/run")
+    assert res.status_code == 409
+    assert (
+        "already has a run in progress" in res.json["message"]
+        and first["id"] in res.json["message"]
+    )
+    # Another harvester is not held up.
+    assert as_admin.post(f"{API}/b/run").status_code == 202
+
+
+def test_unknown_run_is_404(as_admin, harvesters):
+    run_id = as_admin.post(f"{API}/a/run").json["id"]
+    assert as_admin.get(f"{API}/a/runs/{run_id}").status_code == 200
+    assert as_admin.get(f"{API}/b/runs/{run_id}").status_code == 404  # not b's run
+    assert as_admin.get(f"{API}/a/runs/not-a-uuid").status_code == 404
