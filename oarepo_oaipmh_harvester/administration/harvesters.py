@@ -114,18 +114,17 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
         ).to_dict()
         records = current_harvested_records_service.search(
             g.identity, {"harvester": [pid_value], "size": 1}
-        ).to_dict()
-        counts = {
-            bucket["key"]: bucket["doc_count"]
-            for bucket in records["aggregations"]["has_errors"]["buckets"]
-        }
+        )
+        with_errors = current_harvested_records_service.search(
+            g.identity, {"harvester": [pid_value], "has_errors": ["true"], "size": 1}
+        )
         context.update(
             {
                 "harvester": harvester,
                 "runs": runs["hits"]["hits"],
                 "runs_total": runs["hits"]["total"],
-                "records_total": records["hits"]["total"],
-                "records_with_errors": counts.get("true", 0),
+                "records_total": records.total,
+                "records_with_errors": with_errors.total,
             }
         )
         return context

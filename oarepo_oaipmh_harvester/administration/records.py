@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
-from flask import abort, g
+from flask import abort, current_app, g
 from invenio_administration.views.base import AdminResourceDetailView, AdminResourceListView
 from invenio_i18n import lazy_gettext as _
 from lxml import etree
@@ -65,6 +66,26 @@ class HarvestedRecordListView(HarvestedRecordAdminMixin, AdminResourceListView):
         "harvested_at": {"text": _("Harvested"), "order": 7, "width": 2},
     }
     actions = REHARVEST_ACTION
+
+    def init_search_config(self, **kwargs: Any) -> partial:
+        # The facets come from the records API's aggregations (SQL, not a search index):
+        # invenio-search-ui only needs their titles and UI settings, but reads the title from
+        # a facet object unless one is given. Give it one.
+        config = super().init_search_config(**kwargs)
+        facets = {
+            name: {"facet": _FacetLabel(str(option.get("title", name))), **option}
+            for name, option in (
+                current_app.config.get(self.search_facets_config_name) or {}
+            ).items()
+        }
+        return partial(config.func, *config.args, **{**config.keywords, "available_facets": facets})
+
+
+class _FacetLabel:
+    """What invenio-search-ui reads of a facet: its label."""
+
+    def __init__(self, label: str) -> None:
+        self._label = label
 
 
 class HarvestedRecordDetailView(HarvestedRecordAdminMixin, AdminResourceDetailView):

@@ -15,9 +15,8 @@ from invenio_access.models import ActionRoles
 from invenio_access.permissions import system_identity
 from invenio_accounts.testutils import login_user_via_session
 from invenio_app.factory import create_app as create_ui_and_api
-from operator_helpers import harvester_data, track
+from operator_helpers import harvester_data, mounted_api_app, track
 from simplekv.memory import DictStore
-from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
 from oarepo_oaipmh_harvester.proxies import current_harvester_service
 
@@ -64,14 +63,6 @@ def app_config(app_config):
         }
     )
     return app_config
-
-
-def mounted_api_app(app: Flask) -> Flask:
-    """The REST application the combined app mounts under /api (it has its own config)."""
-    wsgi = app.wsgi_app
-    while not isinstance(wsgi, DispatcherMiddleware):
-        wsgi = wsgi.app  # ProxyFix and similar wrappers
-    return wsgi.mounts["/api"]
 
 
 @pytest.fixture()

@@ -6,7 +6,9 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from flask import Flask
 from invenio_db import db
+from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
 
@@ -46,3 +48,11 @@ def track(harvester_id: str, identifier: str, **extra: Any) -> OAIHarvestedRecor
     db.session.add(row)
     db.session.commit()
     return row
+
+
+def mounted_api_app(app: Flask) -> Flask:
+    """The REST application the combined app mounts under /api (it has its own config)."""
+    wsgi = app.wsgi_app
+    while not isinstance(wsgi, DispatcherMiddleware):
+        wsgi = wsgi.app  # ProxyFix and similar wrappers
+    return wsgi.mounts["/api"]

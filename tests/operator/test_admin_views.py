@@ -1,0 +1,226 @@
+"""The administration panel: pages render for administrators, with the API calls they make."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from lxml import html
+from operator_helpers import path_of, track
+
+PANEL = "/administration"
+
+
+@pytest.fixture()
+def as_admin(login, users):
+    return login(users.admin)
+
+
+def page(client, url: str):
+    res = client.get(url)
+    assert res.status_code == 200, res.data[-2000:]
+    return html.fromstring(res.data)
+
+
+def data_of(tree, element_id: str) -> dict:
+    """The data-* attributes of the element that mounts a React app, JSON decoded."""
+    (element,) = tree.xpath(f'//*[@id="{element_id}"]')
+    data = {}
+    for name, value in element.attrib.items():
+        if name.startswith("data-"):
+            try:
+                data[name[5:]] = json.loads(value)
+            except ValueError:
+                data[name[5:]] = value
+    return data
+
+
+def test_menu_lists_both_views(as_admin, harvesters):
+    tree = page(as_admin, f"{PANEL}/")
+    links = tree.xpath("//a/@href")
+    assert f"{PANEL}/oai-harvesters" in links and f"{PANEL}/oai-harvested-records" in links
+    assert f"{PANEL}/jobs" in links  # the harvesters' jobs are scheduled there
+
+
+def test_harvester_list_page_and_the_search_it_makes(as_admin, harvesters):
+    tree = page(as_admin, f"{PANEL}/oai-harvesters")
+    assert "OAI-PMH harvesters" in tree.findtext(".//h1")
+    data = data_of(tree, "invenio-search-config")
+    config = data["invenio-search-config"]
+    endpoint = config["searchApi"]["axios"]["url"]
+    assert endpoint == "https://repo.example.org/api/oai-harvest/harvesters"
+    assert [o["sortBy"] for o in config["sortOptions"]] == ["name", "id", "newest", "updated"]
+    assert data["create-endpoint"] == f"{PANEL}/oai-harvesters/create"
+    assert data["pid-path"] == "id" and data["display-edit"] and data["display-delete"]
+    assert data["actions"]["run"]["payload_schema"].keys() >= {"since", "full", "identifiers"}
+
+    # What the search app asks for: every sort it offers works.
+    for option in config["sortOptions"]:
+        res = as_admin.get(
+            path_of(endpoint),
+            query_string={"q": "", "sort": option["sortBy"], "size": 20, "page": 1},
+        )
+        assert res.status_code == 200 and res.json["hits"]["total"] == 2
+    # The "run now" action posts its form to the item's run link.
+    hit = as_admin.get(path_of(endpoint)).json["hits"]["hits"][0]
+    res = as_admin.post(path_of(hit["links"]["run"]), json={"identifiers": ["oai:unknown:1"]})
+    assert res.status_code == 202
+
+
+def test_harvester_detail_shows_job_last_runs_counts_and_records_link(as_admin, harvesters, corpus):
+    tree = page(as_admin, f"{PANEL}/oai-harvesters/a")
+    details = data_of(tree, "invenio-details-config")
+    assert details["pid"] == "a"
+    assert details["api-endpoint"] == "https://repo.example.org/api/oai-harvest/harvesters"
+    assert "run" in details["actions"]
+    assert "No job yet" in tree.findtext('.//*[@id="oai-harvester-job"]')
+    assert "Never run." in tree.text_content()
+
+    run = as_admin.post("/api/oai-harvest/harvesters/a/run").json
+    assert run["status"] == "SUCCESS"
+    tree = page(as_admin, f"{PANEL}/oai-harvesters/a")
+
+    job_link = tree.xpath('//*[@id="oai-harvester-job"]/a')[0]
+    harvester = as_admin.get("/api/oai-harvest/harvesters/a").json
+    assert (
+        job_link.get("href")
+        == f"https://repo.example.org/administration/jobs/{harvester['job']['id']}"
+    )
+    (row,) = tree.xpath('//*[@id="oai-harvester-runs"]/tbody/tr')
+    cells = [cell.text_content().strip() for cell in row.xpath("td")]
+    assert cells[1] == "SUCCESS" and cells[4:] == ["50", "50", "0", "0"]
+    assert row.xpath("td/a/@href") == [f"https://repo.example.org/administration/runs/{run['id']}"]
+    records = tree.xpath('//*[@id="oai-harvester-records-link"]')[0]
+    assert (
+        records.get("href")
+        == "https://repo.example.org/administration/oai-harvested-records?f=harvester%3Aa"
+    )
+    assert "(50)" in records.text_content()
+    assert not tree.xpath('//*[@id="oai-harvester-errors-link"]')  # nothing failed
+
+
+def test_harvester_detail_links_records_with_errors(as_admin, tracked):
+    tree = page(as_admin, f"{PANEL}/oai-harvesters/a")
+    (errors,) = tree.xpath('//*[@id="oai-harvester-errors-link"]')
+    assert "(1)" in errors.text_content() and "has_errors%3Atrue" in errors.get("href")
+
+
+def test_unknown_harvester_and_record_pages_are_404(as_admin, harvesters):
+    assert as_admin.get(f"{PANEL}/oai-harvesters/nope").status_code == 404
+    assert as_admin.get(f"{PANEL}/oai-harvested-records/a/oai:nope").status_code == 404
+    assert as_admin.get(f"{PANEL}/oai-harvested-records/a").status_code == 404
+
+
+def test_create_and_edit_forms_and_the_calls_they_make(as_admin, harvesters, provider, set_config):
+    tree = page(as_admin, f"{PANEL}/oai-harvesters/create")
+    form = data_of(tree, "invenio-administration-create-root")
+    assert form["api-endpoint"] == "https://repo.example.org/api/oai-harvest/harvesters"
+    fields = form["form-fields"]
+    in_order = sorted(fields, key=lambda name: fields[name]["order"])
+    assert in_order[:4] == ["id", "name", "base_url", "metadata_prefix"]
+    schema = form["resource-schema"]
+    assert schema["id"]["required"] and schema["id"]["createOnly"]
+    assert schema["setspecs"]["type"] == "array" and schema["watermark"]["readOnly"]
+
+    # The form posts to the API; a failing preflight check comes back on its field.
+    set_config(OAI_HARVESTER_PREFLIGHT_CHECK=True)
+    body = {
+        "id": "new",
+        "name": "New",
+        "base_url": provider.base_url,
+        "metadata_prefix": "marc21",
+        "target": "oai-sample-records",
+    }
+    res = as_admin.post(path_of(form["api-endpoint"]), json=body)
+    assert res.status_code == 400
+    assert res.json["errors"][0]["field"] == "metadata_prefix"
+    assert "does not offer metadata prefix 'marc21'" in res.json["errors"][0]["messages"][0]
+    assert (
+        as_admin.post(
+            path_of(form["api-endpoint"]), json={**body, "metadata_prefix": "oai_dc"}
+        ).status_code
+        == 201
+    )
+
+    tree = page(as_admin, f"{PANEL}/oai-harvesters/new/edit")
+    form = data_of(tree, "invenio-administration-edit-root")
+    assert form["pid"] == "new"
+    # The edit form loads the item and puts it back changed.
+    item = as_admin.get(f"{path_of(form['api-endpoint'])}/new").json
+    res = as_admin.put(f"{path_of(form['api-endpoint'])}/new", json={**item, "name": "Renamed"})
+    assert res.status_code == 200 and res.json["name"] == "Renamed"
+
+
+def test_record_list_page_with_facets_and_the_search_it_makes(as_admin, tracked):
+    tree = page(as_admin, f"{PANEL}/oai-harvested-records")
+    data = data_of(tree, "invenio-search-config")
+    config = data["invenio-search-config"]
+    assert data["pid-path"] == "id" and not tree.xpath('//a[contains(@href, "create")]')
+    endpoint = config["searchApi"]["axios"]["url"]
+    assert endpoint == "https://repo.example.org/api/oai-harvest/records"
+    assert [(agg["aggName"], agg["title"]) for agg in config["aggs"]] == [
+        ("harvester", "Harvester"),
+        ("deleted", "Deleted at the source"),
+        ("has_errors", "With errors"),
+    ]
+    assert "reharvest" in data["actions"]
+
+    # The search app sends selected facets as query arguments named after them.
+    res = as_admin.get(
+        path_of(endpoint),
+        query_string={
+            "harvester": "a",
+            "has_errors": "true",
+            "sort": "newest",
+            "page": 1,
+            "size": 20,
+        },
+    )
+    assert [hit["oai_identifier"] for hit in res.json["hits"]["hits"]] == ["oai:a:2"]
+    for agg in config["aggs"]:
+        assert {"buckets", "label"} <= res.json["aggregations"][agg["aggName"]].keys()
+    # Its detail link: the list endpoint plus the item's id.
+    hit = res.json["hits"]["hits"][0]
+    assert as_admin.get(f"{PANEL}/oai-harvested-records/{hit['id']}").status_code == 200
+
+
+def test_record_detail_shows_readable_xml_transformed_data_errors_and_links(as_admin, harvesters):
+    track(
+        "a",
+        "oai:x:1",
+        local_pid="abc-9",
+        errors=["Validation failed: <title> missing"],
+        original_xml=(
+            '<record xmlns="http://www.openarchives.org/OAI/2.0/"><header>'
+            "<identifier>oai:x:1</identifier></header><metadata><dc>Zürich &amp; more</dc>"
+            "</metadata></record>"
+        ),
+        transformed={"metadata": {"title": ["Zürich"]}},
+    )
+    res = as_admin.get(f"{PANEL}/oai-harvested-records/a/oai:x:1")
+    assert res.status_code == 200
+    tree = html.fromstring(res.data)
+    xml = tree.xpath('//*[@id="oai-record-xml"]/pre')[0].text
+    assert "\n  <header>\n    <identifier>oai:x:1</identifier>" in xml  # indented for reading
+    assert "Zürich &amp; more" in xml  # shown as XML, escaped in the page
+    assert b"&lt;header&gt;" in res.data
+    transformed = tree.xpath('//*[@id="oai-record-transformed"]/pre')[0].text
+    assert json.loads(transformed) == {"metadata": {"title": ["Zürich"]}}
+    errors = tree.xpath('//*[@id="oai-record-errors"]//li/text()')
+    assert errors == ["Validation failed: <title> missing"]
+    assert tree.xpath('//*[@id="oai-record-local"]/@href') == [
+        "https://repo.example.org/api/oai-sample-records/abc-9"
+    ]
+    assert tree.xpath('//*[@id="oai-record-harvester"]/@href') == [
+        "https://repo.example.org/administration/oai-harvesters/a"
+    ]
+    details = data_of(tree, "invenio-details-config")
+    assert details["pid"] == "a/oai:x:1"
+    item = as_admin.get(f"{path_of(details['api-endpoint'])}/{details['pid']}")
+    assert item.status_code == 200  # what the details panel loads
+
+
+def test_broken_xml_is_shown_as_stored(as_admin, harvesters):
+    track("a", "oai:x:2", original_xml="<record><unclosed>")
+    tree = page(as_admin, f"{PANEL}/oai-harvested-records/a/oai:x:2")
+    assert tree.xpath('//*[@id="oai-record-xml"]/pre')[0].text == "<record><unclosed>"

@@ -1,0 +1,172 @@
+"""Harvesters from a YAML file (`invenio oai harvester load`) and the CLI's --no-check."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from invenio_access.permissions import system_identity
+from invenio_db import db
+
+from oarepo_oaipmh_harvester.cli import oai
+from oarepo_oaipmh_harvester.fixtures import FixtureFileError, load_harvesters
+from oarepo_oaipmh_harvester.models import OAIHarvester
+from oarepo_oaipmh_harvester.proxies import current_harvester_service
+
+
+@pytest.fixture()
+def run_cli(app):
+    runner = app.test_cli_runner()
+
+    def invoke(*args):
+        return runner.invoke(oai, list(args), catch_exceptions=False)
+
+    return invoke
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def fixture_text(base_url: str) -> str:
+    return f"""
+- id: alpha
+  name: Alpha
+  base_url: {base_url}
+  metadata_prefix: oai_dc
+  setspecs: [phys, phys]
+  target: oai-sample-records
+  harvest_managers: [manager@example.org]
+- id: beta
+  name: Beta
+  base_url: {base_url}
+  metadata_prefix: oai_dc
+  target: oai-sample-records
+  batch_size: 7
+"""
+
+
+def test_load_creates_then_updates_then_leaves_alone(users, provider, tmp_path):
+    path = write(tmp_path / "harvesters.yaml", fixture_text(provider.base_url))
+    result = load_harvesters(path)
+    assert (result.created, result.updated, result.errors) == (["alpha", "beta"], [], [])
+    alpha = db.session.get(OAIHarvester, "alpha")
+    assert alpha.setspecs == ["phys"] and alpha.harvest_managers == [users.manager.user.id]
+    assert db.session.get(OAIHarvester, "beta").batch_size == 7
+
+    result = load_harvesters(path)
+    assert (result.created, result.updated, result.unchanged) == ([], [], ["alpha", "beta"])
+
+    write(path, fixture_text(provider.base_url).replace("name: Beta", "name: Beta (renamed)"))
+    result = load_harvesters(path)
+    assert (result.updated, result.unchanged) == (["beta"], ["alpha"])
+    assert db.session.get(OAIHarvester, "beta").name == "Beta (renamed)"
+
+
+def test_errors_name_the_entry_and_the_rest_is_loaded(users, provider, tmp_path):
+    path = write(
+        tmp_path / "harvesters.yaml",
+        f"""
+harvesters:
+  - id: good
+    name: Good
+    base_url: {provider.base_url}
+    metadata_prefix: oai_dc
+    target: oai-sample-records
+  - id: bad
+    name: Bad
+    base_url: ftp://example.org
+    metadata_prefix: oai_dc
+    target: nowhere
+  - name: No id
+  - just a string
+  - id: stranger
+    name: Stranger
+    base_url: {provider.base_url}
+    metadata_prefix: oai_dc
+    target: oai-sample-records
+    harvest_managers: [nobody@example.org]
+""",
+    )
+    result = load_harvesters(path)
+    assert result.created == ["good"] and not result.ok
+    bad, no_id, string, stranger = result.errors
+    assert bad.startswith("entry 2 (id 'bad'): Invalid harvester:")
+    assert "base_url: Give an http:// or https:// URL" in bad and "target: No record service" in bad
+    assert no_id.startswith("entry 3: ") and "id: Missing data" in no_id
+    assert string == "entry 4: an entry must be a mapping of fields."
+    assert (
+        stranger
+        == "entry 5 (id 'stranger'): harvest_managers: no user with e-mail address 'nobody@example.org'."
+    )
+    assert db.session.get(OAIHarvester, "bad") is None
+
+
+def test_the_preflight_check_applies_unless_disabled(users, provider, tmp_path, set_config):
+    set_config(OAI_HARVESTER_PREFLIGHT_CHECK=True)
+    path = write(
+        tmp_path / "harvesters.yaml",
+        fixture_text(provider.base_url).replace("setspecs: [phys, phys]", "setspecs: [chem]"),
+    )
+    result = load_harvesters(path)
+    assert result.created == ["beta"]
+    assert result.errors[0].startswith("entry 1 (id 'alpha'): Invalid harvester: setspecs:")
+    assert "no set 'chem'" in result.errors[0]
+    assert load_harvesters(path, check=False).created == ["alpha"]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [("{not: [valid", "is not valid YAML"), ("id: lonely", "must hold a list of harvesters")],
+)
+def test_unreadable_files_are_refused(app, tmp_path, text, message):
+    with pytest.raises(FixtureFileError, match=message):
+        load_harvesters(write(tmp_path / "broken.yaml", text))
+    with pytest.raises(FixtureFileError, match="Cannot read"):
+        load_harvesters(tmp_path / "missing.yaml")
+
+
+def test_cli_load_from_the_app_data_folder_or_a_path(run_cli, app, users, provider, tmp_path):
+    default = Path(app.instance_path) / "app_data" / "oai_harvesters.yaml"
+    write(default, fixture_text(provider.base_url))
+    try:
+        result = run_cli("harvester", "load")
+    finally:
+        default.unlink()
+    assert result.exit_code == 0, result.output
+    assert "created 2, updated 0, unchanged 0, failed 0" in result.output
+
+    path = write(tmp_path / "more.yaml", "- id: gamma\n  name: Gamma\n")
+    result = run_cli("harvester", "load", str(path), "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["created"] == [] and report["errors"][0].startswith("entry 1 (id 'gamma')")
+    assert "Error: entry 1 (id 'gamma')" in result.stderr
+
+    result = run_cli("harvester", "load", str(tmp_path / "nope.yaml"))
+    assert result.exit_code != 0 and "Cannot read" in result.output
+
+
+def test_cli_create_and_update_check_the_provider_unless_told_not_to(
+    run_cli, users, provider, set_config
+):
+    set_config(OAI_HARVESTER_PREFLIGHT_CHECK=True)
+    args = ["--name", "C", "--base-url", provider.base_url, "--target", "oai-sample-records"]
+    result = run_cli("harvester", "create", "--id", "c", "--metadata-prefix", "marc21", *args)
+    assert result.exit_code != 0 and "does not offer metadata prefix 'marc21'" in result.output
+    result = run_cli(
+        "harvester", "create", "--id", "c", "--metadata-prefix", "marc21", "--no-check", *args
+    )
+    assert result.exit_code == 0, result.output
+
+    # The whole configuration is checked when the endpoint, the prefix or the sets change.
+    result = run_cli("harvester", "update", "c", "--set", "chem")
+    assert result.exit_code != 0 and "metadata prefix 'marc21'" in result.output
+    result = run_cli("harvester", "update", "c", "--set", "chem", "--metadata-prefix", "oai_dc")
+    assert result.exit_code != 0 and "no set 'chem'" in result.output
+    result = run_cli("harvester", "update", "c", "--set", "chem", "--no-check")
+    assert result.exit_code == 0
+    assert current_harvester_service.read(system_identity, "c").setspecs == ["chem"]
