@@ -310,6 +310,8 @@ class HarvesterService(Service):
         The provider is asked again only when the endpoint, the prefix or the sets change.
         """
         harvester = self._get(identity, harvester_id, "update")
+        if not isinstance(data, dict):
+            raise HarvesterValidationError({"_schema": ["Send the fields to change as an object."]})
         if "id" in data and data["id"] != harvester_id:
             raise HarvesterValidationError({"id": ["The id of a harvester cannot change."]})
         current = {name: getattr(harvester, name) for name in EDITABLE_FIELDS}

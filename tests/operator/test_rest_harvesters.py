@@ -169,6 +169,10 @@ def test_update_refuses_bad_input_and_id_change(as_admin, harvesters):
     db.session.expire_all()
     assert db.session.get(OAIHarvester, "a").base_url.startswith("http://127.0.0.1")
     assert as_admin.put(f"{API}/nope", json={"name": "x"}).status_code == 404
+    assert "_schema" in field_errors(as_admin.put(f"{API}/a", json=["name"]))
+    assert "_schema" in field_errors(as_admin.post(API, json=["name"]))
+    res = as_admin.put(f"{API}/a", data="{not json", content_type="application/json")
+    assert res.status_code == 400 and "Unable to decode JSON" in res.json["message"]
 
 
 def test_update_asks_the_provider_only_when_the_endpoint_changes(
