@@ -24,6 +24,9 @@ from ..proxies import current_oai_harvester
 HARVESTER_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$"
 
 
+OPTIONAL_FIELDS = ("comment", "transformer", "batch_size")
+
+
 class HarvesterSchema(Schema):
     """A harvester as operators write it (load) and as the API shows it (dump)."""
 
@@ -65,7 +68,12 @@ class HarvesterSchema(Schema):
         if not isinstance(data, dict):
             return data
         ignored = {name for name, field in self.fields.items() if field.dump_only} | {"links"}
-        return {key: value for key, value in data.items() if key not in ignored}
+        cleaned = {key: value for key, value in data.items() if key not in ignored}
+        # Forms send empty optional fields as "": that means "not set" (use the default).
+        for name in OPTIONAL_FIELDS:
+            if cleaned.get(name) == "":
+                cleaned[name] = None
+        return cleaned
 
     @validates("target")
     def _known_target(self, value: str, **kwargs: Any) -> None:
@@ -102,6 +110,13 @@ def apply_defaults(data: dict) -> dict:
 
 class RunRequestSchema(Schema):
     """Body of "run now" (`POST .../harvesters/<id>/run`); everything is optional."""
+
+    @pre_load
+    def _drop_empty(self, data: Any, **kwargs: Any) -> Any:
+        # The panel's run form sends fields left empty as "", null or []: not given.
+        if not isinstance(data, dict):
+            return data
+        return {key: value for key, value in data.items() if value not in ("", None, [])}
 
     title = fields.String(validate=validate.Length(min=1, max=250))
     since = TZDateTime(

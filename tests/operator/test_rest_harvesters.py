@@ -163,6 +163,17 @@ def test_update_changes_given_fields_and_accepts_what_read_returned(as_admin, ha
     assert res.json["comment"] == "Edited in the panel" and res.json["name"] == "Renamed"
 
 
+def test_empty_optional_form_fields_take_the_defaults(as_admin, users, provider):
+    body = harvester_data("f", provider.base_url, transformer="", batch_size="", comment="")
+    res = as_admin.post(API, json=body)
+    assert res.status_code == 201, res.json
+    assert (res.json["transformer"], res.json["batch_size"], res.json["comment"]) == (
+        "oai_dc",
+        100,
+        None,
+    )
+
+
 def test_update_refuses_bad_input_and_id_change(as_admin, harvesters):
     assert "cannot change" in field_errors(as_admin.put(f"{API}/a", json={"id": "z"}))["id"]
     assert "base_url" in field_errors(as_admin.put(f"{API}/a", json={"base_url": "nope"}))
@@ -253,8 +264,15 @@ def test_run_body_since_full_and_identifiers(as_admin, harvesters, corpus, provi
 def test_run_body_is_validated(as_admin, harvesters):
     errors = field_errors(as_admin.post(f"{API}/a/run", json={"since": "yesterday", "x": 1}))
     assert "since" in errors and "Unknown field" in errors["x"]
-    assert "identifiers" in field_errors(as_admin.post(f"{API}/a/run", json={"identifiers": []}))
+    assert "identifiers.0" in field_errors(
+        as_admin.post(f"{API}/a/run", json={"identifiers": [""]})
+    )
     assert as_admin.post(f"{API}/nope/run").status_code == 404
+
+
+def test_run_form_sends_empty_fields_which_mean_not_given(as_admin, harvesters):
+    res = as_admin.post(f"{API}/a/run", json={"since": "", "identifiers": [], "full": False})
+    assert res.status_code == 202 and res.json["total_entries"] == 50
 
 
 def test_second_run_while_one_is_going_on_is_409(as_admin, harvesters):
