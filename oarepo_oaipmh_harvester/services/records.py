@@ -110,7 +110,9 @@ class HarvestedRecordService(Service):
         return LinksTemplate(self.config.links_item)
 
     # -- reading ---------------------------------------------------------------------------
-    def _get(self, identity: Any, harvester_id: str, oai_identifier: str, action: str = "read"):
+    def _get(
+        self, identity: Any, harvester_id: str, oai_identifier: str, action: str = "read"
+    ) -> OAIHarvestedRecord:
         """The tracking row, with the same 403/404 rules as harvesters."""
         self.require_permission(identity, "use")
         harvester = db.session.get(OAIHarvester, harvester_id)

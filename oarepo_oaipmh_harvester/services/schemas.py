@@ -6,6 +6,8 @@ from datetime import UTC
 from typing import Any
 
 from flask import current_app
+from invenio_accounts.models import User
+from invenio_db import db
 from invenio_i18n import lazy_gettext as _
 from invenio_records_resources.proxies import current_service_registry
 from marshmallow import (
@@ -84,6 +86,16 @@ class HarvesterSchema(Schema):
             raise ValidationError(
                 f"No record service with id {value!r} is registered (known: {known})."
             ) from None
+
+    @validates("harvest_managers")
+    def _known_users(self, value: list[int], **kwargs: Any) -> None:
+        wanted = set(value or [])
+        if not wanted:
+            return
+        known = set(db.session.scalars(db.select(User.id).where(User.id.in_(wanted))))
+        missing = sorted(wanted - known)
+        if missing:
+            raise ValidationError(f"No user with id {', '.join(map(str, missing))}.")
 
     @validates("transformer")
     def _known_transformer(self, value: str | None, **kwargs: Any) -> None:

@@ -106,6 +106,7 @@ def test_create_invalid_is_400_naming_each_field(as_admin, users):
             "base_url": "ftp://example.org",
             "target": "nothing",
             "batch_size": 0,
+            "harvest_managers": [users.plain.user.id, 98765],
             "unexpected": 1,
         },
     )
@@ -114,6 +115,7 @@ def test_create_invalid_is_400_naming_each_field(as_admin, users):
     assert "http:// or https://" in errors["base_url"]
     assert "No record service with id 'nothing'" in errors["target"]
     assert "greater than or equal to 1" in errors["batch_size"]
+    assert errors["harvest_managers"] == "No user with id 98765."
     assert "Unknown field" in errors["unexpected"]
     assert {"name", "metadata_prefix"} <= set(errors)
     assert db.session.query(OAIHarvester).count() == 0
