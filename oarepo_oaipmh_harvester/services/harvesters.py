@@ -22,6 +22,7 @@ from invenio_records_resources.services.errors import PermissionDeniedError
 from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
 from marshmallow import ValidationError
 
+from ..harvest.preflight import PreflightError, check_provider
 from ..harvest.run import ProgressCallback, progress_listener
 from ..harvest.window import SinceSource
 from ..jobs import job_type_id
@@ -225,10 +226,6 @@ class HarvesterService(Service):
         if check is None:
             check = current_app.config["OAI_HARVESTER_PREFLIGHT_CHECK"]
         if not check:
-            return
-        try:
-            from ..harvest.preflight import PreflightError, check_provider
-        except ImportError:  # an engine without the preflight check
             return
         try:
             check_provider(loaded["base_url"], loaded["metadata_prefix"], loaded["setspecs"])
