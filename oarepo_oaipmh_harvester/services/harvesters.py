@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -18,7 +17,6 @@ from invenio_jobs.models import Job, Run, RunStatusEnum
 from invenio_jobs.proxies import current_jobs, current_runs_service
 from invenio_jobs.tasks import execute_run
 from invenio_records_resources.services.base import LinksTemplate, Service
-from invenio_records_resources.services.errors import PermissionDeniedError
 from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
 from marshmallow import ValidationError
 
@@ -37,8 +35,6 @@ from .errors import (
 from .results import HarvesterItem, SQLItem, SQLList, SQLPage
 from .schemas import RunRequestSchema, apply_defaults
 from .sql import contains_all_words, fetch_page, query_words, resolve_search_params
-
-log = logging.getLogger(__name__)
 
 EDITABLE_FIELDS = (
     "name",
@@ -153,14 +149,6 @@ class HarvesterService(Service):
             for harvester in db.session.scalars(db.select(OAIHarvester))
             if self.check_permission(identity, "read", harvester=harvester)
         ]
-
-    def can(self, identity: Any, action: str, harvester_id: str) -> bool:
-        """Whether `identity` may do `action` on the harvester (for views and links)."""
-        try:
-            self._get(identity, harvester_id, action)
-        except (PermissionDeniedError, HarvesterNotFound):
-            return False
-        return True
 
     # -- projection ------------------------------------------------------------------------
     def _job_of(self, harvester_id: str) -> Job | None:

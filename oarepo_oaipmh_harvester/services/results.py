@@ -26,9 +26,6 @@ class SQLItem(RecordItem):
     prepared by the service (`prepare`).
     """
 
-    def __init__(self, service: Any, identity: Any, record: Any, **kwargs: Any) -> None:
-        super().__init__(service, identity, record, **kwargs)
-
     @property
     def id(self) -> str:
         return str(self._record.id)
