@@ -62,11 +62,26 @@ class OAIHarvestArgsSchema(PredefinedArgsSchema):
     )
 
 
+class _HarvestTask:
+    """The Celery task, looked up on access.
+
+    A task proxy in a class body is evaluated by ABCMeta (it probes every attribute for
+    `__isabstractmethod__`), which finalizes the Celery app before flask-celeryext installs
+    its app-context task class: every task of the instance would then run without a Flask
+    app context in workers.
+    """
+
+    __isabstractmethod__ = False
+
+    def __get__(self, instance: Any, owner: Any) -> Any:
+        return harvest_oaipmh_records
+
+
 class OAIHarvestJob(JobType):
     """Harvest one OAI-PMH harvester; subclassed per harvester by `job_type_for`."""
 
     harvester_id: str | None = None
-    task = harvest_oaipmh_records
+    task = _HarvestTask()
     arguments_schema = OAIHarvestArgsSchema
 
     @classmethod

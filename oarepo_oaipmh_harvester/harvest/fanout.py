@@ -148,10 +148,13 @@ class BatchDispatcher:
         from ..tasks import write_harvest_batch
 
         subtask = current_runs_service.create_subtask_run(
-            system_identity,
-            self.parent_run_id,
-            self.job_id,
-            args={"harvester_id": self.harvester_id, "records": serialize_batch(records)},
+            system_identity, self.parent_run_id, self.job_id
+        )
+        # Set afterwards: Run.create would pass them through the job type's argument builder.
+        db.session.execute(
+            sa.update(Run)
+            .where(Run.id == subtask.id)
+            .values(args={"harvester_id": self.harvester_id, "records": serialize_batch(records)})
         )
         db.session.execute(
             sa.update(Run)

@@ -1,0 +1,230 @@
+"""Fan-out writing with real Celery worker processes on the machine's Redis broker.
+
+Everything is committed for real (the workers are other processes), so this module uses the
+`database` fixture directly and cleans up after itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from invenio_access.permissions import system_identity
+from invenio_db import db
+from invenio_jobs.models import Job, Run, RunStatusEnum
+from invenio_jobs.proxies import current_jobs_service, current_runs_service
+
+from oarepo_oaipmh_harvester.harvest.fanout import worker_name
+from oarepo_oaipmh_harvester.models import OAIHarvester
+from oarepo_oaipmh_harvester.proxies import current_harvester_service
+from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecordMetadata
+
+from .helpers import expected_titles, live_local_count, local_titles
+
+pytestmark = pytest.mark.worker
+
+BROKER = os.environ.get("OAI_HARVESTER_TEST_BROKER", "redis://127.0.0.1:6379/7")
+
+
+@pytest.fixture(scope="module")
+def celery_config_ext(celery_config_ext):
+    celery_config_ext.update(
+        CELERY_TASK_ALWAYS_EAGER=False,
+        CELERY_BROKER_URL=BROKER,
+        CELERY_RESULT_BACKEND=None,
+    )
+    return celery_config_ext
+
+
+@pytest.fixture(scope="module")
+def app_config(app_config, db_uri):
+    if not db_uri.startswith("postgresql"):
+        pytest.skip("Worker processes share the database: PostgreSQL only.")
+    app_config.update(
+        CELERY_TASK_ALWAYS_EAGER=False,
+        CELERY_BROKER_URL=BROKER,
+        BROKER_URL=BROKER,
+        OAI_HARVESTER_WRITE_MODE="celery",
+        OAI_HARVESTER_WRITE_QUEUE="oai-harvest-test",
+        OAI_HARVESTER_SUBTASK_TAKEOVER_AFTER=10.0,
+        OAI_HARVESTER_SUBTASK_TIMEOUT=60.0,
+    )
+    return app_config
+
+
+def _reset_celery_connections() -> None:
+    """The Celery app is process-wide: drop pools an earlier module opened on another broker."""
+    from celery import current_app as celery
+
+    celery.pool.force_close_all()
+    celery._pool = None
+    celery.amqp._producer_pool = None
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _celery_on_the_test_broker(app):
+    from celery import current_app as celery
+
+    celery.conf.broker_url = BROKER
+    _reset_celery_connections()
+    yield
+    _reset_celery_connections()
+
+
+def _environment(app) -> dict[str, str]:
+    env = dict(os.environ)
+    for key in (
+        "SQLALCHEMY_DATABASE_URI",
+        "SEARCH_HOSTS",
+        "SEARCH_INDEX_PREFIX",
+        "OAI_HARVESTER_SAMPLE_TARGET",
+        "OAI_HARVESTER_WRITE_MODE",
+        "JOBS_LOGGING",
+        "CACHE_TYPE",
+        "RECORDS_REFRESOLVER_CLS",
+        "RECORDS_REFRESOLVER_STORE",
+        "SECRET_KEY",
+    ):
+        env[f"INVENIO_{key}"] = (
+            repr(app.config[key]) if not isinstance(app.config[key], str) else app.config[key]
+        )
+    env["INVENIO_CELERY_BROKER_URL"] = BROKER
+    env["INVENIO_BROKER_URL"] = BROKER
+    env["INVENIO_CELERY_TASK_ALWAYS_EAGER"] = "False"
+    # A busy solo worker must not sit on prefetched batch messages (the run would write
+    # them itself after OAI_HARVESTER_SUBTASK_TAKEOVER_AFTER, but slower).
+    env["INVENIO_CELERY_WORKER_PREFETCH_MULTIPLIER"] = "1"
+    return env
+
+
+@pytest.fixture(scope="module")
+def start_workers(app, database):
+    """Start N `celery worker` processes (solo pool: one task at a time each)."""
+    started: list[subprocess.Popen] = []
+
+    def start(count: int) -> list[subprocess.Popen]:
+        for number in range(count):
+            started.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "celery",
+                        "-A",
+                        "invenio_app.celery",
+                        "worker",
+                        "-P",
+                        "solo",
+                        "-Q",
+                        "celery,oai-harvest-test",
+                        "-n",
+                        f"oai{number}-{os.getpid()}@%h",
+                        "-l",
+                        "WARNING",
+                        "--without-gossip",
+                        "--without-mingle",
+                        "--without-heartbeat",
+                    ],  # fmt: skip
+                    env=_environment(app),
+                    stdout=subprocess.DEVNULL,
+                    stderr=open(f"/tmp/oai-worker-{number}.log", "w"),  # noqa: SIM115
+                )
+            )
+        time.sleep(4)  # worker boot: app creation and broker connection
+        assert all(p.poll() is None for p in started), "a worker died at start"
+        return started
+
+    yield start
+    for process in started:
+        process.terminate()
+    for process in started:
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.fixture()
+def committed_harvester(app, database, search, provider):
+    from invenio_search.proxies import current_search
+
+    harvester = current_harvester_service.create(
+        system_identity,
+        {
+            "id": "fan",
+            "name": "Fan-out",
+            "base_url": provider.base_url,
+            "metadata_prefix": "oai_dc",
+            "target": "oai-sample-records",
+            "batch_size": 5,
+        },
+    )
+    yield harvester
+    db.session.rollback()
+    jobs = db.session.scalars(db.select(Job).where(Job.task == "harvest_oaipmh_records_fan")).all()
+    current_harvester_service.delete(system_identity, "fan")
+    assert all(db.session.get(Job, j.id) is None for j in jobs)
+    model = SampleRecordMetadata
+    db.session.execute(db.text("DELETE FROM pidstore_pid WHERE pid_type = 'oaismp'"))
+    db.session.query(model).delete()
+    db.session.commit()
+    list(current_search.delete(ignore=[404]))
+    list(current_search.create())
+
+
+def _run_parent_in_this_process(job_id) -> Run:
+    """The parent run executes here (like a third worker); its batches go to the queue."""
+    from invenio_jobs.tasks import execute_run
+
+    run = Run.create(job=db.session.get(Job, job_id), task_id=None, status=RunStatusEnum.QUEUED)
+    run.queue = "oai-harvest-test"
+    db.session.add(run)
+    db.session.commit()
+    execute_run.apply(kwargs={"run_id": run.id, "identity_id": "system"})
+    db.session.expire_all()
+    return db.session.get(Run, run.id)
+
+
+def test_two_workers_write_the_batches_of_one_run(
+    app, committed_harvester, start_workers, corpus, sample_service
+):
+    start_workers(2)
+    job = current_jobs_service.create(
+        system_identity, {"title": "fan", "task": "harvest_oaipmh_records_fan", "active": True}
+    )
+    run = _run_parent_in_this_process(job.id)
+
+    assert run.status == RunStatusEnum.SUCCESS, run.message
+    assert (run.total_entries, run.inserted_entries, run.errored_entries) == (50, 50, 0)
+    subtasks = db.session.scalars(db.select(Run).where(Run.parent_run_id == run.id)).all()
+    assert len(subtasks) == 10 and all(s.status == RunStatusEnum.SUCCESS for s in subtasks)
+    writers = {json.loads(s.message)["worker"] for s in subtasks}
+    assert worker_name() not in writers and len(writers) == 2  # both worker processes wrote
+    assert local_titles(sample_service, "fan") == expected_titles(corpus)
+    assert live_local_count() == 50
+    assert db.session.get(OAIHarvester, "fan").watermark is not None
+
+    # Second run: an edit and a deletion arrive; a later version is never overwritten.
+    corpus.advance_clock(hours=1)
+    ids = sorted(corpus.live_identifiers())
+    corpus.update(ids[0], metadata={"title": ["Edited"]})
+    corpus.delete(ids[1])
+    again = current_runs_service.create(system_identity, job.id, {"title": "second"})
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        db.session.expire_all()
+        second = db.session.get(Run, again.id)
+        if second.status in (
+            RunStatusEnum.SUCCESS,
+            RunStatusEnum.FAILED,
+            RunStatusEnum.PARTIAL_SUCCESS,
+        ):
+            break
+        time.sleep(0.5)
+    assert second.status == RunStatusEnum.SUCCESS, second.message
+    assert local_titles(sample_service, "fan") == expected_titles(corpus)
+    assert live_local_count() == 49
