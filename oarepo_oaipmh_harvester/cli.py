@@ -247,9 +247,18 @@ class _ProgressPrinter:
 @click.option(
     "--identifier", "identifiers", multiple=True, help="Only this OAI identifier; repeat."
 )
+@click.option(
+    "--reconcile-only",
+    is_flag=True,
+    help="List identifiers only and delete local records the provider no longer has.",
+)
 @with_appcontext
 def harvest(
-    harvester_id: str, since: datetime | None, full: bool, identifiers: tuple[str, ...]
+    harvester_id: str,
+    since: datetime | None,
+    full: bool,
+    identifiers: tuple[str, ...],
+    reconcile_only: bool,
 ) -> None:
     """Run a harvest in this process and print a summary."""
     printer = _ProgressPrinter()
@@ -262,6 +271,7 @@ def harvest(
             full=full,
             identifiers=list(identifiers) or None,
             progress=printer,
+            reconcile_only=reconcile_only,
         )
     except HarvesterServiceError as error:
         _fail(str(error))

@@ -56,6 +56,7 @@ def harvest_oaipmh_records(
     full: bool = False,
     oai_ids: list[str] | None = None,
     reconcile_only: bool = False,
+    write_mode: str | None = None,
 ) -> dict[str, Any]:
     """Harvest one harvester; invenio-jobs runs it and keeps the run's status."""
     run_id = _current_run_id()
@@ -68,6 +69,7 @@ def harvest_oaipmh_records(
             identifiers=oai_ids or None,
             run_id=run_id,
             reconcile_only=bool(reconcile_only),
+            write_mode=write_mode,
         )
     except Exception as error:
         db.session.rollback()

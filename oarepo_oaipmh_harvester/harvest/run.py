@@ -133,6 +133,8 @@ class HarvestRun:
             summary = HarvestSummary(harvester_id=harvester_id, window=None)
             self._write(summary, self._get_records(identifiers, summary))
             summary.requests = self.client.request_count
+            if self.progress is not None:
+                self.progress(HarvestProgress(counts=summary.counts))
             return summary
 
         window = plan_window(
@@ -161,6 +163,8 @@ class HarvestRun:
             self._advance_watermark(profile.response_date)
             summary.watermark_advanced = True
         summary.requests = self.client.request_count
+        if self.progress is not None:  # the final counts, reconciliation included
+            self.progress(HarvestProgress(counts=summary.counts))
         return summary
 
     # -- reading ---------------------------------------------------------------------------
@@ -327,8 +331,12 @@ def run_harvest(
     run_id: uuid.UUID | None = None,
     progress: ProgressCallback | None = None,
     reconcile_only: bool = False,
+    write_mode: str | None = None,
 ) -> HarvestSummary:
-    """Run one harvest of a stored harvester in this process."""
+    """Run one harvest of a stored harvester in this process.
+
+    `write_mode` ("local" or "celery") overrides OAI_HARVESTER_WRITE_MODE for this run.
+    """
     harvester = db.session.get(OAIHarvester, harvester_id)
     if harvester is None:
         raise LookupError(f"No harvester with id {harvester_id!r}.")
@@ -338,7 +346,7 @@ def run_harvest(
     config = current_app.config
     writer = make_writer(harvester.id, run_id)
     dispatcher = None
-    fan_out = config["OAI_HARVESTER_WRITE_MODE"] == "celery" and is_jobs_run
+    fan_out = (write_mode or config["OAI_HARVESTER_WRITE_MODE"]) == "celery" and is_jobs_run
     if fan_out and not identifiers and not reconcile_only:
         dispatcher = BatchDispatcher(
             harvester_id=harvester.id,

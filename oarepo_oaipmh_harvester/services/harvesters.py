@@ -440,10 +440,12 @@ class HarvesterService(Service):
         full: bool = False,
         identifiers: list[str] | None = None,
         progress: ProgressCallback | None = None,
+        reconcile_only: bool = False,
     ) -> Run:
         """Run a harvest now, in this process, recorded as a run of the harvester's job.
 
-        Without `since` or `full` it continues from the stored watermark.
+        Without `since` or `full` it continues from the stored watermark. Batches are
+        written here too, whatever OAI_HARVESTER_WRITE_MODE says.
         """
         job = self.ensure_job(identity, harvester_id)
         source = SinceSource.MANUAL if since else SinceSource.WATERMARK
@@ -461,6 +463,8 @@ class HarvesterService(Service):
                 "since_source": source.value,
                 "full": full,
                 "oai_ids": identifiers or None,
+                "reconcile_only": reconcile_only,
+                "write_mode": "local",
             },
         )
         db.session.add(run)

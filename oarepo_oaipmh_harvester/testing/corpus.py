@@ -231,13 +231,43 @@ def _in_set(record_set: str, requested: str) -> bool:
 
 
 _WORDS = (
-    "quantum", "Žluťoučký", "kůň", "données", "système", "Straße", "analysis", "Ωmega",
-    "spectral", "Ångström", "naïve", "café", "数据", "研究", "résumé", "graph", "lattice",
-    "энергия", "модель", "protein", "galaxy", "Zürich", "Kraków", "climate", "neural",
+    "quantum",
+    "Žluťoučký",
+    "kůň",
+    "données",
+    "système",
+    "Straße",
+    "analysis",
+    "Ωmega",
+    "spectral",
+    "Ångström",
+    "naïve",
+    "café",
+    "数据",
+    "研究",
+    "résumé",
+    "graph",
+    "lattice",
+    "энергия",
+    "модель",
+    "protein",
+    "galaxy",
+    "Zürich",
+    "Kraków",
+    "climate",
+    "neural",
 )
 _NAMES = (
-    "Novák, Jan", "Dvořáková, Eliška", "Müller, Jürgen", "O'Brien, Siobhán", "Lefèvre, Zoé",
-    "Иванов, Сергей", "山田, 太郎", "García Márquez, Ana", "Smith, John", "Øberg, Åsa",
+    "Novák, Jan",
+    "Dvořáková, Eliška",
+    "Müller, Jürgen",
+    "O'Brien, Siobhán",
+    "Lefèvre, Zoé",
+    "Иванов, Сергей",
+    "山田, 太郎",
+    "García Márquez, Ana",
+    "Smith, John",
+    "Øberg, Åsa",
 )
 
 

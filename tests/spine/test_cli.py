@@ -119,3 +119,17 @@ def test_harvest_selected_identifier(run_cli, db, clean_index, provider, corpus)
     assert result.exit_code == 0 and "created 1," in result.stdout
     records = json.loads(run_cli("records", "cli", "--json").stdout)
     assert [r["oai_identifier"] for r in records] == [wanted]
+
+
+def test_reconcile_only_lists_identifiers_and_removes_vanished(
+    run_cli, db, clean_index, provider, corpus
+):
+    create(run_cli, provider.base_url)
+    run_cli("harvest", "cli")
+    corpus.purge(sorted(corpus.live_identifiers())[0])
+    provider.requests.clear()
+    result = run_cli("harvest", "cli", "--reconcile-only")
+    assert result.exit_code == 0, result.output
+    assert "deleted 1, unchanged 0" in result.stdout
+    assert {r["verb"] for r in provider.requests} == {"Identify", "ListIdentifiers"}
+    assert live_local_count() == 49

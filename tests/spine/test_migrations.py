@@ -11,7 +11,7 @@ def db_uri():
     """A database of its own: the migrations must start from nothing."""
     base = os.environ.get("SQLALCHEMY_DATABASE_URI")
     if base and base.startswith("postgresql"):
-        yield base.rsplit("/", 1)[0] + "/oaiharvest_alembic"
+        yield f"{base}_alembic"  # derived, so that parallel suites on other databases don't collide
     else:
         pytest.skip("Invenio's own migrations need PostgreSQL (SQLite cannot ALTER constraints).")
 

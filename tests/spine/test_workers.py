@@ -28,6 +28,7 @@ from .helpers import expected_titles, live_local_count, local_titles
 pytestmark = pytest.mark.worker
 
 BROKER = os.environ.get("OAI_HARVESTER_TEST_BROKER", "redis://127.0.0.1:6379/7")
+QUEUE = f"oai-harvest-test-{os.getpid()}"  # parallel suites must not take each other's batches
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +50,9 @@ def app_config(app_config, db_uri):
         CELERY_BROKER_URL=BROKER,
         BROKER_URL=BROKER,
         OAI_HARVESTER_WRITE_MODE="celery",
-        OAI_HARVESTER_WRITE_QUEUE="oai-harvest-test",
+        OAI_HARVESTER_WRITE_QUEUE=QUEUE,
+        JOBS_DEFAULT_QUEUE=QUEUE,
+        JOBS_QUEUES={QUEUE: {"name": QUEUE, "title": "test", "description": "test"}},
         OAI_HARVESTER_SUBTASK_TAKEOVER_AFTER=10.0,
         OAI_HARVESTER_SUBTASK_TIMEOUT=60.0,
     )
@@ -59,8 +62,9 @@ def app_config(app_config, db_uri):
 def _reset_celery_connections() -> None:
     """The Celery app is process-wide: drop pools an earlier module opened on another broker."""
     from celery import current_app as celery
+    from kombu import pools
 
-    celery.pool.force_close_all()
+    pools.reset()  # kombu's process-wide producer pools, keyed by connection
     celery._pool = None
     celery.amqp._producer_pool = None
 
@@ -83,6 +87,10 @@ def _environment(app) -> dict[str, str]:
         "SEARCH_INDEX_PREFIX",
         "OAI_HARVESTER_SAMPLE_TARGET",
         "OAI_HARVESTER_WRITE_MODE",
+        "OAI_HARVESTER_WRITE_QUEUE",
+        "OAI_HARVESTER_SUBTASK_TAKEOVER_AFTER",
+        "OAI_HARVESTER_SUBTASK_TIMEOUT",
+        "JOBS_DEFAULT_QUEUE",
         "JOBS_LOGGING",
         "CACHE_TYPE",
         "RECORDS_REFRESOLVER_CLS",
@@ -120,7 +128,7 @@ def start_workers(app, database):
                         "-P",
                         "solo",
                         "-Q",
-                        "celery,oai-harvest-test",
+                        QUEUE,
                         "-n",
                         f"oai{number}-{os.getpid()}@%h",
                         "-l",
@@ -181,7 +189,7 @@ def _run_parent_in_this_process(job_id) -> Run:
     from invenio_jobs.tasks import execute_run
 
     run = Run.create(job=db.session.get(Job, job_id), task_id=None, status=RunStatusEnum.QUEUED)
-    run.queue = "oai-harvest-test"
+    run.queue = QUEUE
     db.session.add(run)
     db.session.commit()
     execute_run.apply(kwargs={"run_id": run.id, "identity_id": "system"})
