@@ -56,12 +56,15 @@ class BulkIndexingUnitOfWork(UnitOfWork):
     def commit(self) -> None:
         """Commit the database transaction, then send the deferred indexing in bulk."""
         super().commit()
-        by_indexer: dict[int, tuple[object, list[dict]]] = {}
+        # Grouped by search client, not by indexer: services build a new indexer object on
+        # every access, and one request per record is exactly what this class avoids.
+        by_client: dict[int, tuple[object, list[dict]]] = {}
         for action, indexer, record in self._pending:
-            actions = by_indexer.setdefault(id(indexer), (indexer, []))[1]
+            client = indexer.client
+            actions = by_client.setdefault(id(client), (client, []))[1]
             actions.append(_bulk_action(action, indexer, record))
-        for indexer, actions in by_indexer.values():
-            _, errors = bulk(indexer.client, actions, raise_on_error=False, stats_only=False)
+        for client, actions in by_client.values():
+            _, errors = bulk(client, actions, raise_on_error=False, stats_only=False)
             for error in errors:
                 # The database is the source of truth; a reindex repairs the index.
                 log.error("Bulk indexing failed for %s", error)

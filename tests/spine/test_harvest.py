@@ -246,3 +246,25 @@ def test_two_harvesters_with_the_same_identifiers_do_not_collide(
     first, second = tracking("first"), tracking("second")
     assert set(first) == set(second) == corpus.live_identifiers()
     assert {r.local_pid for r in first.values()}.isdisjoint({r.local_pid for r in second.values()})
+
+
+def test_each_batch_is_one_commit_and_one_bulk_request(app, db, clean_index, provider, corpus):
+    from collections import Counter
+
+    from invenio_search import current_search_client
+
+    make_harvester(provider.base_url)  # batch size 10
+    requests = Counter()
+    transport = current_search_client.transport
+    original = transport.perform_request
+
+    def counting(method, url, *args, **kwargs):
+        requests[(method, url.split("?")[0].rsplit("/", 1)[-1])] += 1
+        return original(method, url, *args, **kwargs)
+
+    transport.perform_request = counting
+    try:
+        assert run_harvest("test").counts.created == 50
+    finally:
+        transport.perform_request = original
+    assert requests == Counter({("POST", "_bulk"): 5})
