@@ -147,6 +147,8 @@ class HarvestRun:
         )
         log.info("Harvester %s: window %s", harvester_id, window.describe())
         summary = HarvestSummary(harvester_id=harvester_id, window=window)
+        wants_reconcile = reconcile_only or self._reconciles_after_full(profile.deleted_record)
+        self.writer.marks_unchanged_as_seen = window.is_full and wants_reconcile
         records = self._list_records(window)
         if self.prefetch_depth:
             records = prefetch(records, self.prefetch_depth)
@@ -156,7 +158,6 @@ class HarvestRun:
             self._dispatch(summary, records)
         else:
             self._write(summary, records)
-        wants_reconcile = reconcile_only or self._reconciles_after_full(profile.deleted_record)
         if summary.succeeded and window.is_full and wants_reconcile:
             self._reconcile(summary)
         if summary.succeeded and not reconcile_only:

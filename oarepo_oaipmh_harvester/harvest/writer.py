@@ -85,6 +85,9 @@ class RecordWriter:
         self.transformer = transformer
         self.identity = identity
         self.run_id = run_id
+        self.marks_unchanged_as_seen = True
+        """Stamp unchanged records with the run id; only reconciliation needs it, and on a
+        re-harvest where nothing changed it is the only database write left."""
 
     # -- public --------------------------------------------------------------------------
     def write_batch(self, records: Sequence[OAIRecord], on_commit: Any = None) -> WriteCounts:
@@ -111,7 +114,7 @@ class RecordWriter:
                     unchanged_ids.append(identifier)
                     continue
                 rows.append(self._write_one(uow, record, row, counts, now))
-            self._save_tracking(rows, unchanged_ids)
+            self._save_tracking(rows, unchanged_ids if self.marks_unchanged_as_seen else [])
             if on_commit is not None:
                 on_commit(counts)
             uow.commit()

@@ -121,6 +121,16 @@ def parse_document(
         raise MalformedResponse(f"The response{where} is empty, not an OAI-PMH document.", url=url)
     encoding = detect_encoding(body, content_type)
     try:
+        # Fast path: almost every response is clean, and scanning a page for forbidden
+        # characters costs more than parsing it. Anything lxml refuses takes the slow path,
+        # which repairs what can be repaired and reports what cannot.
+        root = etree.fromstring(body, _parser(encoding))
+    except (etree.XMLSyntaxError, LookupError, ValueError):
+        pass
+    else:
+        if root.tag == oai("OAI-PMH"):
+            return ParsedDocument(root=root, encoding=encoding)
+    try:
         text = body.decode(encoding, errors="surrogateescape")
     except UnicodeDecodeError as error:  # only multi-byte codecs get here (e.g. UTF-16)
         raise MalformedResponse(
@@ -133,17 +143,9 @@ def parse_document(
     if _FORBIDDEN.search(text):
         text, placeholders = _replace_forbidden(text, url)
 
-    parser = etree.XMLParser(
-        encoding="utf-8",  # we decoded ourselves; overrides the (now wrong) declaration
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        huge_tree=False,
-        remove_blank_text=False,
-        recover=False,
-    )
     try:
-        root = etree.fromstring(text.encode("utf-8"), parser)
+        # We decoded ourselves: "utf-8" overrides the (now wrong) declaration.
+        root = etree.fromstring(text.encode("utf-8"), _parser("utf-8"))
     except etree.XMLSyntaxError as error:
         raise MalformedResponse(
             f"The response{where} is not well-formed XML ({error}); "
@@ -162,6 +164,18 @@ def parse_document(
     if placeholders:
         _remove_placeholders(document, placeholders)
     return document
+
+
+def _parser(encoding: str) -> etree.XMLParser:
+    return etree.XMLParser(
+        encoding=encoding,
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        huge_tree=False,
+        remove_blank_text=False,
+        recover=False,
+    )
 
 
 def _replace_forbidden(text: str, url: str) -> tuple[str, dict[str, int]]:
