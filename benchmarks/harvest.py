@@ -854,6 +854,34 @@ def _safe_version(version, name: str) -> str:
         return "?"
 
 
+@contextlib.contextmanager
+def exclusive_database(uri: str):
+    """Hold a PostgreSQL advisory lock named after the benchmark database for the whole run.
+
+    Two benchmark runs on one database would drop it under each other (and measure each
+    other's load): the second one waits here until the first has finished.
+    """
+    import zlib
+
+    import sqlalchemy as sa
+
+    url = sa.engine.make_url(uri)
+    if not url.drivername.startswith("postgresql"):
+        yield
+        return
+    engine = sa.create_engine(url.set(database="postgres"), poolclass=sa.pool.NullPool)
+    key = zlib.crc32(f"oai-harvest-benchmark:{url.database}".encode())
+    with engine.connect() as connection:
+        if not connection.execute(sa.text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar():
+            log(f"another benchmark run uses database {url.database}; waiting for it to finish")
+            connection.execute(sa.text("SELECT pg_advisory_lock(:k)"), {"k": key})
+        try:
+            yield
+        finally:
+            connection.execute(sa.text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+    engine.dispose()
+
+
 def _fresh_database(uri: str) -> None:
     from sqlalchemy_utils.functions import create_database, database_exists, drop_database
 
@@ -1150,6 +1178,17 @@ def main(argv: list[str] | None = None) -> int:
             "rss_peak_mb": other_full["rss_peak_mb"],
         }
 
+    with exclusive_database(database_uri):
+        run_phases(args, phases, batch_sizes, database_uri, results)
+    results["summary"] = build_summary(results, args)
+    print_report(results, args)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2, default=str))
+        log(f"results written to {args.json}")
+    return 0
+
+
+def run_phases(args, phases, batch_sizes, database_uri: str, results: dict[str, Any]) -> None:
     server = None
     providers: list[ProviderProcess] = []
     try:
@@ -1218,13 +1257,6 @@ def main(argv: list[str] | None = None) -> int:
         if not args.keep_db:
             with contextlib.suppress(Exception):
                 _drop_database(database_uri)
-
-    results["summary"] = build_summary(results, args)
-    print_report(results, args)
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2, default=str))
-        log(f"results written to {args.json}")
-    return 0
 
 
 if __name__ == "__main__":
