@@ -37,7 +37,7 @@ from .errors import (
     TooManyRestarts,
     protocol_error,
 )
-from .parsing import ParsedDocument, oai, parse_document
+from .parsing import ParsedDocument, oai, parse_document, safe_parser
 from .records import IdentifyProfile, MetadataFormat, OAIHeader, OAIRecord, OAISet
 from .transport import RawResponse, Transport
 
@@ -176,14 +176,9 @@ def build_record(element: etree._Element, errors: Any = ()) -> OAIRecord:
     )
 
 
-_RECORD_PARSER = etree.XMLParser(
-    resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
-)
-
-
 def record_from_xml(xml: str, errors: Any = ()) -> OAIRecord:
     """Rebuild an :class:`OAIRecord` from its ``xml`` (e.g. after it crossed a task queue)."""
-    return build_record(etree.fromstring(xml, _RECORD_PARSER), errors)
+    return build_record(etree.fromstring(xml, safe_parser()), errors)
 
 
 def _token_text(element: etree._Element | None) -> str | None:

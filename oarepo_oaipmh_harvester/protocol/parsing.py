@@ -124,7 +124,7 @@ def parse_document(
         # Fast path: almost every response is clean, and scanning a page for forbidden
         # characters costs more than parsing it. Anything lxml refuses takes the slow path,
         # which repairs what can be repaired and reports what cannot.
-        root = etree.fromstring(body, _parser(encoding))
+        root = etree.fromstring(body, safe_parser(encoding))
     except (etree.XMLSyntaxError, LookupError, ValueError):
         pass
     else:
@@ -145,7 +145,7 @@ def parse_document(
 
     try:
         # We decoded ourselves: "utf-8" overrides the (now wrong) declaration.
-        root = etree.fromstring(text.encode("utf-8"), _parser("utf-8"))
+        root = etree.fromstring(text.encode("utf-8"), safe_parser("utf-8"))
     except etree.XMLSyntaxError as error:
         raise MalformedResponse(
             f"The response{where} is not well-formed XML ({error}); "
@@ -166,7 +166,8 @@ def parse_document(
     return document
 
 
-def _parser(encoding: str) -> etree.XMLParser:
+def safe_parser(encoding: str | None = None) -> etree.XMLParser:
+    """A parser that resolves no entities, loads no DTD and touches no network."""
     return etree.XMLParser(
         encoding=encoding,
         resolve_entities=False,
