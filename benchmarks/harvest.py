@@ -890,6 +890,23 @@ def _fresh_database(uri: str) -> None:
     create_database(uri)
 
 
+def _postgres_settings(uri: str) -> dict[str, str]:
+    """Server settings that change the numbers (autovacuum off: no statistics on new tables)."""
+    import sqlalchemy as sa
+
+    if not uri.startswith("postgresql"):
+        return {}
+    engine = sa.create_engine(uri, poolclass=sa.pool.NullPool)
+    try:
+        with engine.connect() as connection:
+            return {
+                name: connection.execute(sa.text(f"SHOW {name}")).scalar()
+                for name in ("server_version", "autovacuum", "shared_buffers", "synchronous_commit")
+            }
+    finally:
+        engine.dispose()
+
+
 def _drop_database(uri: str) -> None:
     from sqlalchemy_utils.functions import database_exists, drop_database
 
@@ -949,7 +966,8 @@ def print_report(results: dict[str, Any], args) -> None:
         f"harvester batch size {args.batch_size}, write-limit chunk {args.write_chunk}"
         f"{', ACCESS_CACHE on' if args.access_cache else ''}\n"
         f"code {env['commit']}{dirty}; python {env['python']}; {env['cpus']} CPUs; "
-        f"database {results['database']}; search {results['search']}",
+        f"database {results['database']}; search {results['search']}\n"
+        f"postgresql: {', '.join(f'{k} {v}' for k, v in env.get('postgresql', {}).items())}",
         file=out,
     )
     codes = {}
@@ -1206,6 +1224,7 @@ def run_phases(args, phases, batch_sizes, database_uri: str, results: dict[str, 
             results["search"] = f"osmem-server {server.version} at {server.url}"
         log(f"fresh database {results['database']}")
         _fresh_database(database_uri)
+        results["environment"]["postgresql"] = _postgres_settings(database_uri)
         common = {
             "access_cache": args.access_cache,
             "search_hosts": search_hosts,
