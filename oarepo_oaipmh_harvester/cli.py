@@ -32,6 +32,7 @@ def _harvester_dict(harvester: Any) -> dict[str, Any]:
         "target": harvester.target,
         "transformer": harvester.transformer,
         "batch_size": harvester.batch_size,
+        "request_delay": harvester.request_delay,
         "harvest_managers": list(harvester.harvest_managers or []),
         "watermark": harvester.watermark.isoformat() if harvester.watermark else None,
         "created": harvester.created.isoformat() if harvester.created else None,
@@ -65,6 +66,9 @@ def _harvester_options(required: bool):
             click.option("--target", required=required, help="Service id of the target."),
             click.option("--transformer", help="Transformer name (default from config)."),
             click.option("--batch-size", type=int, help="Records per database commit."),
+            click.option(
+                "--request-delay", type=float, help="Seconds between two requests (politeness)."
+            ),
             click.option("--comment", help="Free text for operators."),
             click.option(
                 "--manager",

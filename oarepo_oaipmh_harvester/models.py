@@ -27,6 +27,8 @@ class OAIHarvester(db.Model, db.Timestamp):
     transformer = db.Column(db.String(255), nullable=False)
     batch_size = db.Column(db.Integer, nullable=False)
     harvest_managers = db.Column(JSONType, nullable=False, default=list)
+    # Seconds between two requests to this provider; None uses OAI_HARVESTER_REQUEST_DELAY.
+    request_delay = db.Column(db.Float, nullable=True)
     # responseDate (server clock) at the start of the last run that finished without a
     # failed record: the next window may start there even if our clock is ahead.
     watermark = db.Column(db.UTCDateTime, nullable=True)
@@ -55,4 +57,6 @@ class OAIHarvestedRecord(db.Model):
     # invenio-jobs run that touched the row last; no foreign key, runs may be purged.
     run_id = db.Column(UUIDType, nullable=True)
 
-    __table_args__ = (db.Index("ix_oai_harvested_record_local_pid", "harvester_id", "local_pid"),)
+    # local_pid alone: an index led by harvester_id tempts the planner, before the table has
+    # statistics, to scan a harvester's whole range for each batch's identifier look-up.
+    __table_args__ = (db.Index("ix_oai_harvested_record_local_pid", "local_pid"),)

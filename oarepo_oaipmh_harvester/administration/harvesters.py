@@ -96,6 +96,7 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
         "target": {"text": _("Target service"), "order": 7},
         "transformer": {"text": _("Transformer"), "order": 8},
         "batch_size": {"text": _("Batch size"), "order": 9},
+        "request_delay": {"text": _("Pause between requests (s)"), "order": 9.5},
         "harvest_managers": {"text": _("Harvest managers (user ids)"), "order": 10},
         "watermark": {"text": _("Watermark (provider time)"), "order": 11},
         "created": {"text": _("Created"), "order": 12},
@@ -161,6 +162,11 @@ FORM_FIELDS = {
     },
     "transformer": {"order": 7, "text": _("Transformer"), "placeholder": "oai_dc"},
     "batch_size": {"order": 8, "text": _("Batch size")},
+    "request_delay": {
+        "order": 8.5,
+        "text": _("Pause between requests (seconds)"),
+        "description": _("Politeness towards this provider; empty uses the site default."),
+    },
     "harvest_managers": {
         "order": 9,
         "text": _("Harvest managers"),

@@ -35,6 +35,7 @@ def upgrade():
         sa.Column("transformer", sa.String(length=255), nullable=False),
         sa.Column("batch_size", sa.Integer(), nullable=False),
         sa.Column("harvest_managers", _json(), nullable=False),
+        sa.Column("request_delay", sa.Float(), nullable=True),
         sa.Column("watermark", UTCDateTime(), nullable=True),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_oai_harvester")),
     )
@@ -64,7 +65,7 @@ def upgrade():
     op.create_index(
         "ix_oai_harvested_record_local_pid",
         "oai_harvested_record",
-        ["harvester_id", "local_pid"],
+        ["local_pid"],
         unique=False,
     )
 

@@ -281,7 +281,9 @@ progress_listener: ContextVar[ProgressCallback | None] = ContextVar(
 """Set by an interactive caller (the CLI) to watch a run that invenio-jobs executes."""
 
 
-def build_client(base_url: str, harvester_id: str | None = None) -> OAIClient:
+def build_client(
+    base_url: str, harvester_id: str | None = None, request_delay: float | None = None
+) -> OAIClient:
     """An OAI-PMH client configured from the application (timeouts, retries, politeness)."""
     from ..protocol.client import OAIClient
 
@@ -302,7 +304,9 @@ def build_client(base_url: str, harvester_id: str | None = None) -> OAIClient:
         max_retry_wait=config["OAI_HARVESTER_MAX_RETRY_WAIT"],
         max_restarts=config["OAI_HARVESTER_MAX_RESTARTS"],
         user_agent=user_agent,
-        request_delay=config["OAI_HARVESTER_REQUEST_DELAY"],
+        request_delay=(
+            config["OAI_HARVESTER_REQUEST_DELAY"] if request_delay is None else request_delay
+        ),
     )
 
 
@@ -363,7 +367,7 @@ def run_harvest(
         wait=config["OAI_HARVESTER_CONCURRENT_RUNS"] == "wait",
         timeout=config["OAI_HARVESTER_LOCK_TIMEOUT"],
     )
-    with lock, build_client(harvester.base_url, harvester.id) as client:
+    with lock, build_client(harvester.base_url, harvester.id, harvester.request_delay) as client:
         return HarvestRun(
             harvester,
             client=client,

@@ -46,6 +46,7 @@ EDITABLE_FIELDS = (
     "transformer",
     "batch_size",
     "harvest_managers",
+    "request_delay",
 )
 
 PREFLIGHT_FIELDS = ("base_url", "metadata_prefix", "setspecs")

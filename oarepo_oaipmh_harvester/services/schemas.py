@@ -26,7 +26,7 @@ from ..proxies import current_oai_harvester
 HARVESTER_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$"
 
 
-OPTIONAL_FIELDS = ("comment", "transformer", "batch_size")
+OPTIONAL_FIELDS = ("comment", "transformer", "batch_size", "request_delay")
 
 
 class HarvesterSchema(Schema):
@@ -56,6 +56,9 @@ class HarvesterSchema(Schema):
         load_default=None, allow_none=True, validate=validate.Range(min=1, max=10000)
     )
     harvest_managers = fields.List(fields.Integer(), load_default=list)
+    request_delay = fields.Float(
+        load_default=None, allow_none=True, validate=validate.Range(min=0, max=600)
+    )
 
     # Shown, never written by a client.
     watermark = TZDateTime(timezone=UTC, format="iso", dump_only=True)

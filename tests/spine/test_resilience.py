@@ -149,3 +149,20 @@ def test_selected_identifier_that_does_not_exist_is_tracked(app, db, provider):
     assert summary.counts.failed == 1
     row = tracking()["oai:example.org:nope"]
     assert "idDoesNotExist" in row.errors[0] and row.local_pid is None
+
+
+def test_polite_delay_per_harvester(app, db, provider, corpus):
+    import time
+
+    make_harvester(provider.base_url, request_delay=0.3)
+    provider.quirks.final_token = "absent"
+    started = time.monotonic()
+    run_harvest("test")
+    requests = len(provider.requests)  # Identify + 8 pages
+    assert time.monotonic() - started >= 0.3 * (requests - 1) * 0.9
+    from invenio_access.permissions import system_identity
+
+    from oarepo_oaipmh_harvester.proxies import current_harvester_service
+
+    updated = current_harvester_service.update(system_identity, "test", {"request_delay": None})
+    assert updated.request_delay is None
