@@ -211,10 +211,3 @@ class BatchDispatcher:
             )
             totals.add(counts)
         return totals
-
-    def writers(self) -> list[str]:
-        """Which processes wrote the batches (for tests and the benchmark)."""
-        messages = db.session.scalars(
-            sa.select(Run.message).where(Run.parent_run_id == self.parent_run_id)
-        )
-        return [json.loads(m or "{}").get("worker", "?") for m in messages]

@@ -133,8 +133,7 @@ class HarvestRun:
             summary = HarvestSummary(harvester_id=harvester_id, window=None)
             self._write(summary, self._get_records(identifiers, summary))
             summary.requests = self.client.request_count
-            if self.progress is not None:
-                self.progress(HarvestProgress(counts=summary.counts))
+            self._report(summary)
             return summary
 
         window = plan_window(
@@ -164,8 +163,7 @@ class HarvestRun:
             self._advance_watermark(profile.response_date)
             summary.watermark_advanced = True
         summary.requests = self.client.request_count
-        if self.progress is not None:  # the final counts, reconciliation included
-            self.progress(HarvestProgress(counts=summary.counts))
+        self._report(summary)  # the final counts, reconciliation included
         return summary
 
     # -- reading ---------------------------------------------------------------------------
@@ -233,20 +231,22 @@ class HarvestRun:
                 batch, on_commit=lambda counts: self._update_run_counters(summary, counts)
             )
             summary.counts.add(batch_counts)
-            if self.progress is not None:
-                self.progress(
-                    HarvestProgress(
-                        counts=summary.counts,
-                        complete_list_size=getattr(self._stream, "complete_list_size", None),
-                    )
-                )
+            self._report(summary)
 
     def _dispatch(self, summary: HarvestSummary, records: Iterable[OAIRecord]) -> None:
         for batch in _batched(records, self.batch_size):
             self.dispatcher.dispatch(batch)
         summary.counts.add(self.dispatcher.wait())
+        self._report(summary)
+
+    def _report(self, summary: HarvestSummary) -> None:
         if self.progress is not None:
-            self.progress(HarvestProgress(counts=summary.counts))
+            self.progress(
+                HarvestProgress(
+                    counts=summary.counts,
+                    complete_list_size=getattr(self._stream, "complete_list_size", None),
+                )
+            )
 
     def _update_run_counters(self, summary: HarvestSummary, batch: WriteCounts) -> None:
         if self.run_id is None:
