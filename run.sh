@@ -16,7 +16,7 @@ install() {
         "$PYTHON" -m venv "$VENV"
     fi
     "$VENV/bin/python" -m pip install --quiet --upgrade pip wheel
-    "$VENV/bin/python" -m pip install --quiet -e ".[tests]"
+    "$VENV/bin/python" -m pip install --quiet -e ".[tests,benchmark]"
 }
 
 ensure_installed() {

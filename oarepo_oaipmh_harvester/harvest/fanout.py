@@ -165,6 +165,15 @@ class BatchDispatcher:
         options = {"queue": self.queue} if self.queue else {}
         write_harvest_batch.apply_async(kwargs={"subtask_run_id": str(subtask.id)}, **options)
 
+    def count_unqueued(self, unchanged: int) -> None:
+        """Add records the run found unchanged itself to the parent run's total."""
+        db.session.execute(
+            sa.update(Run)
+            .where(Run.id == self.parent_run_id)
+            .values(total_entries=Run.total_entries + unchanged)
+        )
+        db.session.commit()
+
     def wait(self) -> WriteCounts:
         """Until every subtask finished (writing stale-queued ones here); the summed counts."""
         deadline = time.monotonic() + self.wait_timeout

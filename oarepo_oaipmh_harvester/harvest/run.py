@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import itertools
 import logging
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ProgressCallback = Callable[["HarvestProgress"], None]
+
+COUNTERS_INTERVAL = 2.0
+"""Seconds between saves of the run's progress counters while batches write nothing."""
 
 
 @dataclass
@@ -98,7 +102,7 @@ class HarvestRun:
         progress: ProgressCallback | None = None,
         reconcile: ReconcileMode = ReconcileMode.AUTO,
         reconcile_max_share: float = 0.2,
-        prefetch_depth: int = 0,
+        prefetch_batches: int = 0,
         dispatcher: BatchDispatcher | None = None,
     ) -> None:
         self.harvester = harvester
@@ -113,7 +117,7 @@ class HarvestRun:
         self.progress = progress
         self.reconcile = reconcile
         self.reconcile_max_share = reconcile_max_share
-        self.prefetch_depth = prefetch_depth
+        self.prefetch_batches = prefetch_batches
         self.dispatcher = dispatcher
         self._stream: Any = None
 
@@ -131,7 +135,7 @@ class HarvestRun:
         profile = self.client.identify()  # per run: the provider may have changed
         if identifiers:
             summary = HarvestSummary(harvester_id=harvester_id, window=None)
-            self._write(summary, self._get_records(identifiers, summary))
+            self._write(summary, _batched(self._get_records(identifiers, summary), self.batch_size))
             summary.requests = self.client.request_count
             self._report(summary)
             return summary
@@ -148,15 +152,18 @@ class HarvestRun:
         summary = HarvestSummary(harvester_id=harvester_id, window=window)
         wants_reconcile = reconcile_only or self._reconciles_after_full(profile.deleted_record)
         self.writer.marks_unchanged_as_seen = window.is_full and wants_reconcile
-        records = self._list_records(window)
-        if self.prefetch_depth:
-            records = prefetch(records, self.prefetch_depth)
         if reconcile_only:
-            self._write(summary, self._list_tombstones_marking_seen(window))
-        elif self.dispatcher is not None:
-            self._dispatch(summary, records)
+            records = self._list_tombstones_marking_seen(window)
         else:
-            self._write(summary, records)
+            records = self._list_records(window)
+        batches = _batched(records, self.batch_size)
+        if self.prefetch_batches and not reconcile_only:
+            # Whole batches cross the thread boundary: one queue hand-over per batch.
+            batches = prefetch(batches, self.prefetch_batches)
+        if self.dispatcher is not None and not reconcile_only:
+            self._dispatch(summary, batches)
+        else:
+            self._write(summary, batches)
         if summary.succeeded and window.is_full and wants_reconcile:
             self._reconcile(summary)
         if summary.succeeded and not reconcile_only:
@@ -225,18 +232,42 @@ class HarvestRun:
         summary.reconciled = True
 
     # -- writing ---------------------------------------------------------------------------
-    def _write(self, summary: HarvestSummary, records: Iterable[OAIRecord]) -> None:
-        for batch in _batched(records, self.batch_size):
-            batch_counts = self.writer.write_batch(
-                batch, on_commit=lambda counts: self._update_run_counters(summary, counts)
-            )
-            summary.counts.add(batch_counts)
-            self._report(summary)
+    def _write(self, summary: HarvestSummary, batches: Iterable[list[OAIRecord]]) -> None:
+        counters_saved_at = time.monotonic()
+        counters_behind = False
 
-    def _dispatch(self, summary: HarvestSummary, records: Iterable[OAIRecord]) -> None:
-        for batch in _batched(records, self.batch_size):
-            self.dispatcher.dispatch(batch)
+        def save_counters_with_batch(counts: WriteCounts) -> None:
+            nonlocal counters_saved_at, counters_behind
+            self._update_run_counters(summary, counts)
+            counters_saved_at, counters_behind = time.monotonic(), False
+
+        for batch in batches:
+            counters_behind = True
+            batch_counts = self.writer.write_batch(batch, on_commit=save_counters_with_batch)
+            summary.counts.add(batch_counts)
+            # A batch that wrote nothing (all unchanged) had no transaction to carry the
+            # counters: they are saved on their own, at most every few seconds.
+            if counters_behind and time.monotonic() - counters_saved_at > COUNTERS_INTERVAL:
+                self._save_run_counters(summary)
+                counters_saved_at, counters_behind = time.monotonic(), False
+            self._report(summary)
+        if counters_behind:
+            self._save_run_counters(summary)
+
+    def _dispatch(self, summary: HarvestSummary, batches: Iterable[list[OAIRecord]]) -> None:
+        unchanged = WriteCounts()
+        for batch in batches:
+            changed, unchanged_ids = self.writer.split_unchanged(batch)
+            if unchanged_ids:
+                # Counted and (for reconciliation) marked here: no worker needs to see them.
+                unchanged.unchanged += len(unchanged_ids)
+                if self.writer.marks_unchanged_as_seen:
+                    self.writer.mark_seen(unchanged_ids)
+                self.dispatcher.count_unqueued(len(unchanged_ids))
+            if changed:
+                self.dispatcher.dispatch(changed)
         summary.counts.add(self.dispatcher.wait())
+        summary.counts.add(unchanged)
         self._report(summary)
 
     def _report(self, summary: HarvestSummary) -> None:
@@ -264,6 +295,12 @@ class HarvestRun:
                 errored_entries=totals.failed,
             )
         )
+
+    def _save_run_counters(self, summary: HarvestSummary) -> None:
+        if self.run_id is None:
+            return
+        self._update_run_counters(summary, WriteCounts())
+        db.session.commit()
 
     def _advance_watermark(self, response_date: datetime) -> None:
         db.session.execute(
@@ -376,7 +413,7 @@ def run_harvest(
             progress=progress or progress_listener.get(),
             reconcile=ReconcileMode(config["OAI_HARVESTER_RECONCILE"]),
             reconcile_max_share=config["OAI_HARVESTER_RECONCILE_MAX_SHARE"],
-            prefetch_depth=(harvester.batch_size or 1) * config["OAI_HARVESTER_PREFETCH_BATCHES"],
+            prefetch_batches=config["OAI_HARVESTER_PREFETCH_BATCHES"],
             dispatcher=dispatcher,
         ).execute(
             since=since,

@@ -94,33 +94,60 @@ class RecordWriter:
         """Write one batch in one unit of work; per-record failures are tracked, not raised.
 
         `on_commit(counts)` runs inside the batch transaction just before it commits, so
-        that progress counters are committed together with the data they count.
+        that progress counters are committed together with the data they count. A batch
+        with nothing to write opens no unit of work, takes no lock and never calls it.
         """
-        latest: dict[str, OAIRecord] = {}
-        for record in records:  # a record seen twice in one batch (two sets): last wins
-            latest[record.identifier] = record
-        self._lock_identifiers(list(latest))
+        latest = _last_of_each(records)
+        # Decide without locks first: on a re-harvest almost every batch is unchanged, and
+        # a record that needs no write cannot conflict with a parallel writer.
         tracked = self._load_tracking(list(latest))
-        counts = WriteCounts()
-        rows: list[dict[str, Any]] = []
-        unchanged_ids: list[str] = []
-        now = datetime.now(UTC)
+        pending = [i for i, r in latest.items() if not self._is_unchanged(r, tracked.get(i))]
+        if pending:
+            self._lock_identifiers(pending)
+            # A parallel writer may have committed between the look and the lock.
+            tracked.update(self._load_tracking(pending))
+            pending = [i for i in pending if not self._is_unchanged(latest[i], tracked.get(i))]
+        counts = WriteCounts(unchanged=len(latest) - len(pending))
+        seen_ids: list[str] = []
+        if self.marks_unchanged_as_seen:
+            to_write = set(pending)
+            seen_ids = [i for i in latest if i not in to_write]
+        if not pending and not seen_ids:
+            db.session.rollback()  # end the read-only transaction
+            return counts
 
+        rows: list[dict[str, Any]] = []
+        now = datetime.now(UTC)
         with BulkIndexingUnitOfWork(db.session) as uow:
-            for identifier, record in latest.items():
-                row = tracked.get(identifier)
-                if self._is_unchanged(record, row):
-                    counts.unchanged += 1
-                    unchanged_ids.append(identifier)
-                    continue
-                rows.append(self._write_one(uow, record, row, counts, now))
-            self._save_tracking(rows, unchanged_ids if self.marks_unchanged_as_seen else [])
+            for identifier in pending:
+                rows.append(
+                    self._write_one(uow, latest[identifier], tracked.get(identifier), counts, now)
+                )
+            self._save_tracking(rows, seen_ids)
             if on_commit is not None:
                 on_commit(counts)
             uow.commit()
         for error in uow.index_errors:
             log.error("Harvester %s: indexing error %s", self.harvester_id, error)
         return counts
+
+    def split_unchanged(self, records: Sequence[OAIRecord]) -> tuple[list[OAIRecord], list[str]]:
+        """(records that need writing, identifiers of unchanged ones), in one query.
+
+        Lets a run that fans out keep unchanged records off the task queue; the writer that
+        gets the rest decides again under its locks.
+        """
+        latest = _last_of_each(records)
+        tracked = self._load_tracking(list(latest))
+        db.session.commit()  # end the read-only transaction
+        changed: list[OAIRecord] = []
+        unchanged: list[str] = []
+        for identifier, record in latest.items():
+            if self._is_unchanged(record, tracked.get(identifier)):
+                unchanged.append(identifier)
+            else:
+                changed.append(record)
+        return changed, unchanged
 
     def track_failure(self, identifier: str, message: str) -> None:
         """Record an error on an identifier that could not even be fetched (idDoesNotExist)."""
@@ -362,6 +389,13 @@ class RecordWriter:
                 )
                 .values(run_id=self.run_id)
             )
+
+
+def _last_of_each(records: Sequence[OAIRecord]) -> dict[str, OAIRecord]:
+    latest: dict[str, OAIRecord] = {}
+    for record in records:  # a record seen twice in one batch (two sets): last wins
+        latest[record.identifier] = record
+    return latest
 
 
 def _parse_or_none(value: str | None) -> datetime | None:

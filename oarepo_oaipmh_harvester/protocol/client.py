@@ -10,7 +10,6 @@ parsed once (sickle's reparses on every access to ``.xml``).  The list streams a
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections import deque
 from collections.abc import Iterator
@@ -38,7 +37,14 @@ from .errors import (
     protocol_error,
 )
 from .parsing import ParsedDocument, oai, parse_document, safe_parser
-from .records import IdentifyProfile, MetadataFormat, OAIHeader, OAIRecord, OAISet
+from .records import (
+    IdentifyProfile,
+    MetadataFormat,
+    OAIHeader,
+    OAIRecord,
+    OAISet,
+    metadata_elements,
+)
 from .transport import RawResponse, Transport
 
 log = logging.getLogger(__name__)
@@ -109,6 +115,15 @@ def _child_text(element: etree._Element | None, tag: str) -> str:
 
 # -- items ----------------------------------------------------------------------------------
 
+_HEADER, _IDENTIFIER, _DATESTAMP, _SET_SPEC = (
+    oai(tag) for tag in ("header", "identifier", "datestamp", "setSpec")
+)
+
+
+def _text_of(element: etree._Element, tag: str) -> str:
+    child = element.find(tag)
+    return (child.text or "").strip() if child is not None else ""
+
 
 def _read_header(
     header: etree._Element | None, errors: list[str]
@@ -116,10 +131,10 @@ def _read_header(
     if header is None:
         errors.append("the record has no <header>")
         return "", "", False, ()
-    identifier = _child_text(header, "identifier")
+    identifier = _text_of(header, _IDENTIFIER)
     if not identifier:
         errors.append("the header has no identifier")
-    datestamp = _child_text(header, "datestamp")
+    datestamp = _text_of(header, _DATESTAMP)
     if not datestamp:
         errors.append("the header has no datestamp")
     else:
@@ -129,9 +144,7 @@ def _read_header(
             errors.append(str(error))
     deleted = (header.get("status") or "").strip().lower() == "deleted"
     set_specs = tuple(
-        text
-        for element in header.iterfind(oai("setSpec"))
-        if (text := (element.text or "").strip())
+        text for element in header.iterfind(_SET_SPEC) if (text := (element.text or "").strip())
     )
     return identifier, datestamp, deleted, set_specs
 
@@ -146,31 +159,20 @@ def build_header(element: etree._Element, errors: Any = ()) -> OAIHeader:
 def build_record(element: etree._Element, errors: Any = ()) -> OAIRecord:
     """An :class:`OAIRecord` from a ``<record>`` element (never raises on bad content)."""
     found = list(errors)
-    identifier, datestamp, deleted, set_specs = _read_header(element.find(oai("header")), found)
-    metadata = None
+    identifier, datestamp, deleted, set_specs = _read_header(element.find(_HEADER), found)
     if not deleted:
-        container = element.find(oai("metadata"))
-        children = (
-            [child for child in container if isinstance(child.tag, str)]
-            if container is not None
-            else []
-        )
+        children = metadata_elements(element)
         if not children:
             found.append("the record is not deleted but has no metadata")
-        else:
-            if len(children) > 1:
-                found.append(
-                    f"<metadata> has {len(children)} elements instead of one; using the first"
-                )
-            # A standalone copy: a record held by the consumer must not pin its whole page.
-            metadata = copy.deepcopy(children[0])
-            metadata.tail = None
+        elif len(children) > 1:
+            found.append(f"<metadata> has {len(children)} elements instead of one; using the first")
+    # The metadata element is parsed from the text when first used (most re-harvested
+    # records never are), so a held record pins nothing of its page.
     return OAIRecord(
         identifier=identifier,
         datestamp=datestamp,
         deleted=deleted,
         set_specs=set_specs,
-        metadata=metadata,
         xml=etree.tostring(element, encoding="unicode", with_tail=False),
         errors=tuple(found),
     )

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from lxml import etree
 
 from .datestamps import Granularity, MalformedDatestamp, parse_datestamp
+from .parsing import oai, safe_parser
+
+_METADATA_TAG = oai("metadata")
 
 
 def _parse_or_none(value: str) -> datetime | None:
@@ -33,25 +38,84 @@ class OAIHeader:
         return _parse_or_none(self.datestamp)
 
 
-@dataclass(frozen=True, slots=True)
-class OAIRecord:
-    """One harvested record.
+_FROM_XML: Any = object()
 
-    ``datestamp`` is exactly what the provider sent.  ``metadata`` is the single child of
-    ``<metadata>`` (e.g. ``oai_dc:dc``) as a standalone element, so that holding a record
-    does not keep its whole response page alive; it is None for tombstones and for records
-    that came without metadata (the latter with an error).  ``xml`` is the complete
-    ``<record>`` element serialised as text.  ``errors`` lists problems found while reading
-    the record; the record is returned regardless and the consumer decides what to do.
+
+class OAIRecord:
+    """One harvested record (immutable).
+
+    ``datestamp`` is exactly what the provider sent.  ``xml`` is the complete ``<record>``
+    element serialised as text.  ``metadata`` is the single child of ``<metadata>`` (e.g.
+    ``oai_dc:dc``) as a standalone element, None for tombstones and for records that came
+    without metadata (the latter with an error); unless given, it is parsed from ``xml``
+    on first use, because on a re-harvest most records are recognised as unchanged from
+    their header alone and their metadata is never read.  ``errors`` lists problems found
+    while reading the record; the record is returned regardless and the consumer decides.
     """
+
+    __slots__ = ("identifier", "datestamp", "deleted", "set_specs", "xml", "errors", "_metadata")
 
     identifier: str
     datestamp: str
     deleted: bool
     set_specs: tuple[str, ...]
-    metadata: etree._Element | None
     xml: str
-    errors: tuple[str, ...] = ()
+    errors: tuple[str, ...]
+
+    def __init__(
+        self,
+        identifier: str,
+        datestamp: str,
+        deleted: bool,
+        set_specs: tuple[str, ...],
+        metadata: etree._Element | None = _FROM_XML,
+        xml: str = "",
+        errors: tuple[str, ...] = (),
+    ) -> None:
+        for name, value in (
+            ("identifier", identifier),
+            ("datestamp", datestamp),
+            ("deleted", deleted),
+            ("set_specs", tuple(set_specs)),
+            ("xml", xml),
+            ("errors", tuple(errors)),
+            ("_metadata", None if deleted and metadata is _FROM_XML else metadata),
+        ):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"OAIRecord is immutable (tried to set {name!r})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"OAIRecord is immutable (tried to delete {name!r})")
+
+    def _key(self) -> tuple[Any, ...]:
+        return (
+            self.identifier,
+            self.datestamp,
+            self.deleted,
+            self.set_specs,
+            self.xml,
+            self.errors,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OAIRecord):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        state = "deleted" if self.deleted else "live"
+        return f"OAIRecord({self.identifier!r}, {self.datestamp!r}, {state})"
+
+    @property
+    def metadata(self) -> etree._Element | None:
+        if self._metadata is _FROM_XML:
+            object.__setattr__(self, "_metadata", metadata_element(self.xml))
+        return self._metadata
 
     @property
     def datestamp_value(self) -> datetime | None:
@@ -62,6 +126,27 @@ class OAIRecord:
     def header(self) -> OAIHeader:
         """The header part of the record."""
         return OAIHeader(self.identifier, self.datestamp, self.deleted, self.set_specs, self.errors)
+
+
+def metadata_elements(record: etree._Element) -> list[etree._Element]:
+    """The element children of a ``<record>``'s ``<metadata>`` (comments skipped)."""
+    container = record.find(_METADATA_TAG)
+    if container is None:
+        return []
+    return [child for child in container if isinstance(child.tag, str)]
+
+
+def metadata_element(xml: str) -> etree._Element | None:
+    """The first element inside ``<metadata>`` of a serialised ``<record>``, standalone."""
+    if not xml:
+        return None
+    children = metadata_elements(etree.fromstring(xml.encode("utf-8"), safe_parser("utf-8")))
+    if not children:
+        return None
+    # A copy, so that the element is the root of its own small tree.
+    element = copy.deepcopy(children[0])
+    element.tail = None
+    return element
 
 
 @dataclass(frozen=True)

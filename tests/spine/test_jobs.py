@@ -147,3 +147,31 @@ def test_deleting_a_harvester_removes_its_jobs(app, db, provider):
 
     current_harvester_service.delete(system_identity, "test")
     assert db.session.get(Job, job_id) is None
+
+
+def test_full_reharvest_with_nothing_changed_counts_every_record_and_writes_none(
+    app, db, clean_index, provider, corpus, sample_service
+):
+    from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecordMetadata
+
+    make_harvester(provider.base_url)
+    job_id = create_job()
+    assert start_run(job_id).status == RunStatusEnum.SUCCESS
+    versions = dict(
+        db.session.execute(
+            db.select(SampleRecordMetadata.id, SampleRecordMetadata.version_id)
+        ).all()
+    )
+
+    run = start_run(job_id, {"full": True})
+
+    assert run.status == RunStatusEnum.SUCCESS, run.message
+    # Counters are saved although no batch had a transaction of its own to carry them.
+    assert (run.total_entries, run.inserted_entries, run.updated_entries) == (50, 0, 0)
+    db.session.expire_all()
+    after = dict(
+        db.session.execute(
+            db.select(SampleRecordMetadata.id, SampleRecordMetadata.version_id)
+        ).all()
+    )
+    assert after == versions

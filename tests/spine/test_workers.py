@@ -184,11 +184,16 @@ def committed_harvester(app, database, search, provider):
     list(current_search.create())
 
 
-def _run_parent_in_this_process(job_id) -> Run:
+def _run_parent_in_this_process(job_id, args: dict | None = None) -> Run:
     """The parent run executes here (like a third worker); its batches go to the queue."""
     from invenio_jobs.tasks import execute_run
 
-    run = Run.create(job=db.session.get(Job, job_id), task_id=None, status=RunStatusEnum.QUEUED)
+    run = Run.create(
+        job=db.session.get(Job, job_id),
+        task_id=None,
+        status=RunStatusEnum.QUEUED,
+        **({"args": {"job_arg_schema": "OAIHarvestArgsSchema", **args}} if args else {}),
+    )
     run.queue = QUEUE
     db.session.add(run)
     db.session.commit()
@@ -236,3 +241,12 @@ def test_two_workers_write_the_batches_of_one_run(
     assert second.status == RunStatusEnum.SUCCESS, second.message
     assert local_titles(sample_service, "fan") == expected_titles(corpus)
     assert live_local_count() == 49
+
+    # Third run, full, nothing changed: the run recognises every record itself and queues
+    # no batch at all.
+    third = _run_parent_in_this_process(job.id, {"full": True})
+    assert third.status == RunStatusEnum.SUCCESS, third.message
+    assert (third.total_entries, third.inserted_entries, third.updated_entries) == (50, 0, 0)
+    subtasks = db.session.scalars(db.select(Run).where(Run.parent_run_id == third.id)).all()
+    assert subtasks == []
+    assert local_titles(sample_service, "fan") == expected_titles(corpus)
