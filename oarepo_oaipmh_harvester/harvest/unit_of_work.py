@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from invenio_db.uow import Operation, UnitOfWork
-from invenio_records_resources.services.uow import RecordCommitOp, RecordDeleteOp
+from invenio_records_resources.services.uow import (
+    RecordBulkIndexOp,
+    RecordCommitOp,
+    RecordDeleteOp,
+)
 from opensearchpy.helpers import bulk
 
 log = logging.getLogger(__name__)
@@ -16,21 +21,26 @@ log = logging.getLogger(__name__)
 class _Mark:
     operations: int
     index_actions: int
+    bulk_index_ops: int
 
 
 class BulkIndexingUnitOfWork(UnitOfWork):
     """Runs the service's components and database work as usual, but defers its indexing.
 
     ``service.create/update/delete`` register one index operation per record, each an HTTP
-    round trip on commit. Here they are collected and sent as one ``_bulk`` request per
-    indexer, built with the service's own indexer (same index, dumper and versioning).
-    ``mark``/``discard_since`` let the writer drop the operations of a record whose
+    round trip on commit, and ``create_or_update_many`` hands its ids to the indexer's
+    message queue. Here both are collected and sent as one ``_bulk`` request per search
+    client once the transaction has committed, built with the service's own indexer (same
+    index, dumper and versioning). The documents are dumped just before the commit, while
+    the records are still loaded: after it every record would be read again.
+    ``mark``/``discard_since`` let the writer drop the operations of records whose
     savepoint was rolled back, so that nothing is indexed that was not committed.
     """
 
     def __init__(self, session=None) -> None:
         super().__init__(session)
-        self._pending: list[tuple[str, object, object]] = []
+        self._pending: list[tuple[str, Any, Any]] = []
+        self._bulk_index_ops: list[RecordBulkIndexOp] = []
         self.index_errors: list[str] = []
 
     def register(self, op: Operation) -> None:
@@ -41,28 +51,33 @@ class BulkIndexingUnitOfWork(UnitOfWork):
         elif isinstance(op, RecordDeleteOp) and op._indexer is not None:
             op.on_register(self)
             self._pending.append(("delete", op._indexer, op._record))
+        elif isinstance(op, RecordBulkIndexOp) and op._indexer is not None:
+            self._bulk_index_ops.append(op)
         else:
             super().register(op)
 
+    def index_records(self, indexer: Any, records: list[Any]) -> None:
+        """Index these loaded records with the batch (e.g. those of `create_or_update_many`).
+
+        A bulk index operation registered for the same records then costs nothing more.
+        """
+        self._pending.extend(("index", indexer, record) for record in records)
+
     def mark(self) -> _Mark:
         """A position to roll the registered operations back to."""
-        return _Mark(len(self._operations), len(self._pending))
+        return _Mark(len(self._operations), len(self._pending), len(self._bulk_index_ops))
 
     def discard_since(self, mark: _Mark) -> None:
         """Forget operations registered after `mark` (their savepoint was rolled back)."""
         del self._operations[mark.operations :]
         del self._pending[mark.index_actions :]
+        del self._bulk_index_ops[mark.bulk_index_ops :]
 
     def commit(self) -> None:
         """Commit the database transaction, then send the deferred indexing in bulk."""
+        self.session.flush()  # revision ids as they will be committed
+        by_client = self._build_actions()
         super().commit()
-        # Grouped by search client, not by indexer: services build a new indexer object on
-        # every access, and one request per record is exactly what this class avoids.
-        by_client: dict[int, tuple[object, list[dict]]] = {}
-        for action, indexer, record in self._pending:
-            client = indexer.client
-            actions = by_client.setdefault(id(client), (client, []))[1]
-            actions.append(_bulk_action(action, indexer, record))
         for client, actions in by_client.values():
             _, errors = bulk(client, actions, raise_on_error=False, stats_only=False)
             for error in errors:
@@ -70,6 +85,25 @@ class BulkIndexingUnitOfWork(UnitOfWork):
                 log.error("Bulk indexing failed for %s", error)
                 self.index_errors.append(str(error))
         self._pending = []
+        self._bulk_index_ops = []
+
+    def _build_actions(self) -> dict[int, tuple[Any, list[dict]]]:
+        pending = list(self._pending)
+        queued = {str(record.id) for action, _, record in pending if action == "index"}
+        for op in self._bulk_index_ops:
+            missing = [i for i in op._records_iter if str(i) not in queued]
+            if missing:
+                records = op._indexer.record_cls.get_records(missing)
+                pending.extend(("index", op._indexer, record) for record in records)
+                queued.update(str(i) for i in missing)
+        # Grouped by search client, not by indexer: services build a new indexer object on
+        # every access, and one request per record is exactly what this class avoids.
+        by_client: dict[int, tuple[Any, list[dict]]] = {}
+        for action, indexer, record in pending:
+            client = indexer.client
+            actions = by_client.setdefault(id(client), (client, []))[1]
+            actions.append(_bulk_action(action, indexer, record))
+        return by_client
 
 
 def _bulk_action(action: str, indexer, record) -> dict:

@@ -15,6 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from invenio_db import db
 from invenio_pidstore.errors import PIDDeletedError, PIDDoesNotExistError
+from invenio_records_resources.services.errors import PermissionDeniedError
 from marshmallow import ValidationError
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -60,9 +61,21 @@ class WriteCounts:
             self.failures.append((identifier, error))
 
 
+class _OneByOne(Exception):
+    """A bulk write must be undone and redone one record at a time."""
+
+
+class _BulkValidationError(Exception):
+    """Schema errors of one record of `create_or_update_many` ([{field, messages}])."""
+
+    def __init__(self, errors: list[dict[str, Any]]) -> None:
+        super().__init__(errors)
+        self.messages = {error.get("field") or "_schema": error.get("messages") for error in errors}
+
+
 def describe_error(error: BaseException) -> str:
     """An operator-readable one-line description of why a record failed."""
-    if isinstance(error, ValidationError):
+    if isinstance(error, ValidationError | _BulkValidationError):
         return f"Validation failed: {error.messages}"
     message = str(error) or repr(error)
     return f"{type(error).__name__}: {message}"
@@ -85,6 +98,8 @@ class RecordWriter:
         self.transformer = transformer
         self.identity = identity
         self.run_id = run_id
+        self.bulk_writes = hasattr(service, "create_or_update_many")
+        """Live records go through the service's bulk method (off when its policy refuses)."""
         self.marks_unchanged_as_seen = True
         """Stamp unchanged records with the run id; only reconciliation needs it, and on a
         re-harvest where nothing changed it is the only database write left."""
@@ -116,13 +131,8 @@ class RecordWriter:
             db.session.rollback()  # end the read-only transaction
             return counts
 
-        rows: list[dict[str, Any]] = []
-        now = datetime.now(UTC)
         with BulkIndexingUnitOfWork(db.session) as uow:
-            for identifier in pending:
-                rows.append(
-                    self._write_one(uow, latest[identifier], tracked.get(identifier), counts, now)
-                )
+            rows = self._write_records(uow, [latest[i] for i in pending], tracked, counts)
             self._save_tracking(rows, seen_ids)
             if on_commit is not None:
                 on_commit(counts)
@@ -279,21 +289,44 @@ class RecordWriter:
             {"keys": keys},
         )
 
-    def _write_one(
+    def _write_records(
         self,
         uow: BulkIndexingUnitOfWork,
-        record: OAIRecord,
-        row: dict[str, Any] | None,
+        records: list[OAIRecord],
+        tracked: dict[str, dict[str, Any]],
         counts: WriteCounts,
-        now: datetime,
+    ) -> list[dict[str, Any]]:
+        """Write records into the target; their new tracking rows, failures noted on them."""
+        now = datetime.now(UTC)
+        rows: list[dict[str, Any]] = []
+        live: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (row, transformed data)
+        for record in records:
+            row = self._new_row(record, tracked.get(record.identifier), now)
+            rows.append(row)
+            if record.deleted or not self.bulk_writes:
+                self._write_one(uow, record, row, counts)
+                continue
+            try:
+                data = self.transformer.transform(record)
+            except Exception as error:  # noqa: BLE001 - tracked on the record
+                self._note_failure(row, counts, error)
+                continue
+            row["transformed"] = data
+            live.append((row, data))
+        if live and not self._write_bulk(uow, live, counts):
+            for row, data in live:
+                self._write_one(uow, None, row, counts, data)
+        return rows
+
+    def _new_row(
+        self, record: OAIRecord, tracked: dict[str, Any] | None, now: datetime
     ) -> dict[str, Any]:
-        local_pid = row["local_pid"] if row else None
-        new_row: dict[str, Any] = {
+        return {
             "harvester_id": self.harvester_id,
             "oai_identifier": record.identifier,
             "datestamp": record.datestamp,
             "deleted": record.deleted,
-            "local_pid": local_pid,
+            "local_pid": tracked["local_pid"] if tracked else None,
             "errors": None,
             "warnings": list(record.errors) or None,
             "original_xml": record.xml,
@@ -301,32 +334,95 @@ class RecordWriter:
             "harvested_at": now,
             "run_id": self.run_id,
         }
+
+    def _write_bulk(
+        self,
+        uow: BulkIndexingUnitOfWork,
+        live: list[tuple[dict[str, Any], dict[str, Any]]],
+        counts: WriteCounts,
+    ) -> bool:
+        """Create or update the live records with the service's bulk method, in one savepoint.
+
+        The service then checks its permission once, not once per record, and needs no
+        savepoint per record. False (everything undone) when any record raised rather than
+        failing validation: what a raising component left in the session cannot be told
+        apart, so the batch is then written one record at a time.
+        """
         mark = uow.mark()
         try:
-            if record.deleted:
+            with db.session.begin_nested():
+                result = self.service.create_or_update_many(
+                    self.identity, [(row["local_pid"], data) for row, data in live], uow=uow
+                )
+                items = list(result.results)
+                if len(items) != len(live) or any(item.exc is not None for item in items):
+                    raise _OneByOne
+        except PermissionDeniedError:
+            log.warning(
+                "Harvester %s: the target's permission policy has no create_or_update_many; "
+                "writing one record at a time.",
+                self.harvester_id,
+            )
+            self.bulk_writes = False
+            uow.discard_since(mark)
+            return False
+        except Exception:  # noqa: BLE001 - _OneByOne or a database error: retried one by one
+            uow.discard_since(mark)
+            return False
+        written = []
+        for (row, _), item in zip(live, items, strict=True):
+            if item.errors:
+                self._note_failure(row, counts, _BulkValidationError(item.errors))
+                continue
+            row["local_pid"] = item.record.pid.pid_value
+            written.append(item.record)
+            if item.op_type == "create":
+                counts.created += 1
+            else:
+                counts.updated += 1
+        uow.index_records(self.service.indexer, written)
+        return True
+
+    def _write_one(
+        self,
+        uow: BulkIndexingUnitOfWork,
+        record: OAIRecord | None,
+        row: dict[str, Any],
+        counts: WriteCounts,
+        data: dict[str, Any] | None = None,
+    ) -> None:
+        """Write one record in its own savepoint (`data`: already transformed)."""
+        local_pid = row["local_pid"]
+        mark = uow.mark()
+        try:
+            if row["deleted"]:
                 if local_pid:
                     with db.session.begin_nested():
                         self._delete_local(uow, local_pid)
                     counts.deleted += 1
                 else:
                     counts.unchanged += 1  # a tombstone we never had a record for
-                new_row["local_pid"] = None
+                row["local_pid"] = None
             else:
-                data = self.transformer.transform(record)
-                new_row["transformed"] = data
+                if data is None:
+                    data = self.transformer.transform(record)
+                row["transformed"] = data
                 with db.session.begin_nested():
-                    new_row["local_pid"], created = self._upsert_local(uow, local_pid, data)
+                    row["local_pid"], created = self._upsert_local(uow, local_pid, data)
                 if created:
                     counts.created += 1
                 else:
                     counts.updated += 1
         except Exception as error:  # noqa: BLE001 - any failure is tracked on the record
             uow.discard_since(mark)
-            message = describe_error(error)
-            log.info("Harvester %s: %s failed: %s", self.harvester_id, record.identifier, message)
-            new_row["errors"] = [message]
-            counts.fail(record.identifier, message)
-        return new_row
+            self._note_failure(row, counts, error)
+
+    def _note_failure(self, row: dict[str, Any], counts: WriteCounts, error: Exception) -> None:
+        message = describe_error(error)
+        identifier = row["oai_identifier"]
+        log.info("Harvester %s: %s failed: %s", self.harvester_id, identifier, message)
+        row["errors"] = [message]
+        counts.fail(identifier, message)
 
     def _upsert_local(
         self, uow: BulkIndexingUnitOfWork, local_pid: str | None, data: dict[str, Any]
