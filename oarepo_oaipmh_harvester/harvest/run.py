@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 
 ProgressCallback = Callable[["HarvestProgress"], None]
 
+ANALYZE_FIRST_AFTER = 1000
+"""Written records after which a run first refreshes the tracking table's statistics."""
+
 COUNTERS_INTERVAL = 2.0
 """Seconds between saves of the run's progress counters while batches write nothing."""
 
@@ -120,6 +123,8 @@ class HarvestRun:
         self.prefetch_batches = prefetch_batches
         self.dispatcher = dispatcher
         self._stream: Any = None
+        self._written = 0
+        self._analyze_at = ANALYZE_FIRST_AFTER
 
     def execute(
         self,
@@ -245,6 +250,7 @@ class HarvestRun:
             counters_behind = True
             batch_counts = self.writer.write_batch(batch, on_commit=save_counters_with_batch)
             summary.counts.add(batch_counts)
+            self._keep_statistics_fresh(batch_counts.total - batch_counts.unchanged)
             # A batch that wrote nothing (all unchanged) had no transaction to carry the
             # counters: they are saved on their own, at most every few seconds.
             if counters_behind and time.monotonic() - counters_saved_at > COUNTERS_INTERVAL:
@@ -266,9 +272,17 @@ class HarvestRun:
                 self.dispatcher.count_unqueued(len(unchanged_ids))
             if changed:
                 self.dispatcher.dispatch(changed)
+                self._keep_statistics_fresh(len(changed))
         summary.counts.add(self.dispatcher.wait())
         summary.counts.add(unchanged)
         self._report(summary)
+
+    def _keep_statistics_fresh(self, written: int) -> None:
+        """Refresh the tracking table's statistics each time this run has doubled its writes."""
+        self._written += written
+        if self._written >= self._analyze_at:
+            self.writer.refresh_statistics()
+            self._analyze_at = 2 * self._written
 
     def _report(self, summary: HarvestSummary) -> None:
         if self.progress is not None:

@@ -159,6 +159,18 @@ class RecordWriter:
                 changed.append(record)
         return changed, unchanged
 
+    def refresh_statistics(self) -> None:
+        """Let PostgreSQL plan the tracking look-ups with statistics that match the table.
+
+        A table that has just grown from nothing has none until autovacuum gets to it (or
+        never, where it is off), and the planner then scans every row of the harvester for
+        each batch's look-up: quadratic over a first harvest.
+        """
+        if db.session.get_bind().dialect.name != "postgresql":
+            return
+        db.session.execute(sa.text(f"ANALYZE {OAIHarvestedRecord.__tablename__}"))
+        db.session.commit()
+
     def track_failure(self, identifier: str, message: str) -> None:
         """Record an error on an identifier that could not even be fetched (idDoesNotExist)."""
         table = OAIHarvestedRecord.__table__

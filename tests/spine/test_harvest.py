@@ -1,5 +1,6 @@
 """End-to-end harvests from a real provider on 127.0.0.1 into the sample record service."""
 
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -268,3 +269,34 @@ def test_each_batch_is_one_commit_and_one_bulk_request(app, db, clean_index, pro
     finally:
         transport.perform_request = original
     assert requests == Counter({("POST", "_bulk"): 5})
+
+
+def test_a_run_that_writes_many_records_refreshes_the_tracking_statistics(
+    app, db, clean_index, provider, corpus, monkeypatch
+):
+    from oarepo_oaipmh_harvester.harvest import run as run_module
+
+    if db.engine.dialect.name != "postgresql":
+        pytest.skip("planner statistics are PostgreSQL's")
+
+    def analyze_count() -> int:
+        db.session.execute(db.text("SELECT pg_stat_clear_snapshot()"))
+        return db.session.execute(
+            db.text(
+                "SELECT analyze_count FROM pg_stat_user_tables "
+                "WHERE relname = 'oai_harvested_record'"
+            )
+        ).scalar()
+
+    monkeypatch.setattr(run_module, "ANALYZE_FIRST_AFTER", 10)
+    make_harvester(provider.base_url)  # batch size 10
+    before = analyze_count()
+    run_harvest("test")
+    # after 10, 20 and 40 written records: doubling, so a few times per run at any size
+    deadline = time.time() + 5
+    while analyze_count() - before < 3 and time.time() < deadline:
+        time.sleep(0.2)  # the statistics collector reports with a short delay
+    assert analyze_count() - before == 3
+    run_harvest("test")  # nothing written: nothing to refresh
+    time.sleep(1)
+    assert analyze_count() - before == 3
