@@ -2,7 +2,8 @@
 
     ./run.sh bench [--records 20000] [--page-size 100] [--batch-size 100]
                    [--naive-sample 2000] [--batch-sizes 50,100,200,500] [--batch-records 5000]
-                   [--phases fetch,write,naive,ours,batch] [--profile DIR] [--json FILE]
+                   [--phases fetch,write,naive,ours,batch,workers] [--worker-counts 0,1,2]
+                   [--worker-records 5000] [--profile DIR] [--json FILE]
                    [--compare FILE]
 
 One run serves N synthetic oai_dc records (`Corpus.generate(N)`) from the bundled provider
@@ -19,7 +20,11 @@ One run serves N synthetic oai_dc records (`Corpus.generate(N)`) from the bundle
   incremental run that finds nothing (OAI-PMH requests and writes counted) and a full re-harvest
   where nothing changed, all through `harvest_in_process` (an invenio-jobs run, as
   `invenio oai harvest` does);
-- batch sizes: full-harvest throughput per batch size on a smaller corpus.
+- batch sizes: full-harvest throughput per batch size on a smaller corpus;
+- workers: a full harvest (`--worker-records`, default 5000) started as an invenio-jobs run
+  whose batches are written by 0, 1 and 2 Celery worker processes (`--worker-counts`; 0: the
+  run writes them itself), solo pool, on the Redis at `OAI_BENCH_BROKER`
+  (redis://127.0.0.1:6379/9, flushed first); the workers' CPU is its own column.
 
 Processes: the provider runs in its own process (as a remote provider would; in the harvesting
 process it would compete for the GIL), osmem-server is its own process, and every phase runs in
@@ -59,7 +64,7 @@ INDEX_ALIAS = "oaisamplerecords"
 INDEX_PREFIX = "oaibench-"
 AUTHKEY = b"oai-harvest-benchmark"
 DEFAULT_DB = "postgresql+psycopg2://postgres@127.0.0.1:5432/oaiharvest_bench"
-PHASES = ("fetch", "write", "naive", "ours", "batch")
+PHASES = ("fetch", "write", "naive", "ours", "batch", "workers")
 
 
 def log(message: str) -> None:
@@ -189,13 +194,20 @@ class CpuMeter:
     alongside); those, like every other process, land in "other processes".
     """
 
-    def __init__(self, provider_pid: int | None, search_pid: int | None, database: str) -> None:
+    def __init__(
+        self,
+        provider_pid: int | None,
+        search_pid: int | None,
+        database: str,
+        celery_pids: list[int] | None = None,
+    ) -> None:
         import psutil
 
         self._psutil = psutil
         self.provider_pid = provider_pid
         self.search_pid = search_pid
         self.database = database
+        self.celery_pids = set(celery_pids or ())
 
     def _group(self, process) -> str | None:
         pid = process.info["pid"]
@@ -205,6 +217,8 @@ class CpuMeter:
             return "provider process"
         if pid == self.search_pid:
             return "osmem-server"
+        if pid in self.celery_pids:
+            return "celery workers"
         if (process.info["name"] or "").startswith("postgres"):
             title = " ".join(process.info["cmdline"] or [])
             if f" {self.database} " in title:
@@ -401,19 +415,21 @@ class Worker:
         self.instruments: Instruments | None = None
 
     # -- app ---------------------------------------------------------------------------
-    def boot(self) -> None:
+    def boot(self, overrides: dict[str, Any] | None = None) -> None:
         import logging
 
         from invenio_app.factory import create_api
 
         started = time.perf_counter()
-        self.app = create_api(
+        self.config = {
             **app_config(
                 self.params["search_hosts"],
                 self.params["database_uri"],
                 access_cache=self.params.get("access_cache", False),
-            )
-        )
+            ),
+            **(overrides or {}),
+        }
+        self.app = create_api(**self.config)
         self.context = self.app.app_context()
         self.context.push()
         logging.getLogger("oarepo_oaipmh_harvester").setLevel(logging.WARNING)
@@ -474,6 +490,7 @@ class Worker:
             self.params.get("provider_pid"),
             self.params.get("search_pid"),
             self.params["database_uri"].rsplit("/", 1)[-1],
+            self.params.get("celery_pids"),
         )
         cpu.start()
         started = time.perf_counter()
@@ -733,12 +750,131 @@ def phase_batch(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
     return {"steps": {"full": result}}
 
 
+CELERY_BROKER = os.environ.get("OAI_BENCH_BROKER", "redis://127.0.0.1:6379/9")
+
+
+def _start_celery_workers(config: dict[str, Any], queue: str, count: int) -> list[subprocess.Popen]:
+    """`count` solo-pool Celery worker processes on `queue`, configured like this app."""
+    env = dict(os.environ)
+    for key, value in config.items():
+        env[f"INVENIO_{key}"] = value if isinstance(value, str) else repr(value)
+    processes = []
+    for number in range(count):
+        log_path = Path(f"/tmp/oai-bench-worker-{number}.log")
+        processes.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "invenio_app.celery",
+                    "worker",
+                    "-P",
+                    "solo",
+                    "-Q",
+                    queue,
+                    "-n",
+                    f"bench{number}-{os.getpid()}@%h",
+                    "-l",
+                    "INFO",
+                    "--without-gossip",
+                    "--without-mingle",
+                    "--without-heartbeat",
+                ],  # fmt: skip
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=log_path.open("w"),
+            )
+        )
+    deadline = time.monotonic() + 120
+    for number, process in enumerate(processes):
+        log_path = Path(f"/tmp/oai-bench-worker-{number}.log")
+        while "ready." not in log_path.read_text():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"Celery worker {number} did not start: {log_path}")
+            time.sleep(0.2)
+    return processes
+
+
+def phase_workers(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
+    """A full harvest whose batches are written by `p["worker_processes"]` Celery workers."""
+    import redis
+    from invenio_access.permissions import system_identity
+    from invenio_db import db
+    from invenio_jobs.models import Job, Run, RunStatusEnum
+    from invenio_jobs.tasks import execute_run
+
+    from oarepo_oaipmh_harvester.proxies import current_harvester_service
+
+    count = p["worker_processes"]
+    queue = f"oai-bench-{os.getpid()}"
+    overrides = {
+        "CELERY_TASK_ALWAYS_EAGER": False,
+        "CELERY_BROKER_URL": CELERY_BROKER,
+        "BROKER_URL": CELERY_BROKER,
+        "CELERY_RESULT_BACKEND": None,
+        "CELERY_WORKER_PREFETCH_MULTIPLIER": 1,
+        "OAI_HARVESTER_WRITE_MODE": "celery" if count else "local",
+        "OAI_HARVESTER_WRITE_QUEUE": queue,
+        "JOBS_DEFAULT_QUEUE": queue,
+        "OAI_HARVESTER_SUBTASK_TIMEOUT": 3600.0,
+    }
+    redis.Redis.from_url(CELERY_BROKER).flushdb()
+    worker.boot(overrides)
+    worker.reset_storage()
+    _create_harvester(p["base_url"], p["batch_size"])
+    job = current_harvester_service.ensure_job(system_identity, HARVESTER_ID)
+    processes = _start_celery_workers(worker.config, queue, count) if count else []
+    worker.params["celery_pids"] = [process.pid for process in processes]
+    n = p["records"]
+    who = f"{count} Celery worker process(es)" if count else "the run's own process"
+    log(f"workers: full harvest of {n} records written by {who}")
+    try:
+        with worker.step({}) as result:
+            run = Run.create(
+                job=db.session.get(Job, job.id), task_id=None, status=RunStatusEnum.QUEUED
+            )
+            run.queue = queue
+            db.session.add(run)
+            db.session.commit()
+            execute_run.apply(kwargs={"run_id": run.id, "identity_id": "system"})
+            db.session.expire_all()
+            run = db.session.get(Run, run.id)
+            result.update(
+                run_status=str(getattr(run.status, "name", run.status)),
+                run_message=run.message,
+                records=run.total_entries,
+                inserted_entries=run.inserted_entries,
+                errored_entries=run.errored_entries,
+            )
+        messages = db.session.scalars(
+            db.select(Run.message).where(Run.parent_run_id == run.id)
+        ).all()
+        writers = Counter(json.loads(m or "{}").get("worker", "?") for m in messages)
+        own = f"{__import__('socket').gethostname()}:{os.getpid()}"
+        result["batches"] = len(messages)
+        result["batches_written_by_the_run_itself"] = writers.pop(own, 0)
+        result["batches_per_worker"] = sorted(writers.values(), reverse=True)
+        result["stored"] = worker.stored()
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+    return {"steps": {"full": result}}
+
+
 PHASE_FUNCTIONS = {
     "fetch": phase_fetch,
     "write": phase_write,
     "naive": phase_naive,
     "ours": phase_ours,
     "batch": phase_batch,
+    "workers": phase_workers,
 }
 
 
@@ -972,9 +1108,9 @@ def print_report(results: dict[str, Any], args) -> None:
     )
     codes = {}
     for phase, outcome in results["phases"].items():
-        if phase == "batch":
+        if phase in ("batch", "workers"):
             for size, item in outcome.items():
-                codes.setdefault(item.get("code"), []).append(f"batch {size}")
+                codes.setdefault(item.get("code"), []).append(f"{phase} {size}")
         else:
             codes.setdefault(outcome.get("code"), []).append(phase)
     print(
@@ -1020,11 +1156,23 @@ def print_report(results: dict[str, Any], args) -> None:
             outcome["steps"]["full"],
         )
 
+    for count, outcome in sorted(phases.get("workers", {}).items(), key=lambda kv: int(kv[0])):
+        step = outcome["steps"]["full"]
+        if int(count):
+            spread = "+".join(str(b) for b in step.get("batches_per_worker", []))
+            own = step.get("batches_written_by_the_run_itself", 0)
+            note = f"  batches by worker: {spread or '-'}, by the run: {own}"
+            label = f"fan-out: {args.worker_records}, {count} Celery worker process(es)"
+        else:
+            note, label = "", f"fan-out baseline: {args.worker_records}, the run writes itself"
+        line(label, step, note)
+
     cpu_columns = (
         ("harvesting process", "worker"),
         ("postgresql", "postgres"),
         ("osmem-server", "osmem"),
         ("provider process", "provider"),
+        ("celery workers", "celery"),
         ("other processes (interference)", "other"),
     )
     print(
@@ -1043,6 +1191,8 @@ def print_report(results: dict[str, Any], args) -> None:
     ]
     for size, outcome in sorted(phases.get("batch", {}).items(), key=lambda kv: int(kv[0])):
         labelled.append((f"ours: batch size {size}", outcome["steps"]["full"]))
+    for count, outcome in sorted(phases.get("workers", {}).items(), key=lambda kv: int(kv[0])):
+        labelled.append((f"fan-out: {count} worker process(es)", outcome["steps"]["full"]))
     disturbed = []
     for label, step in labelled:
         if step and step.get("cpu_seconds"):
@@ -1152,6 +1302,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-sizes", default="50,100,200,500")
     parser.add_argument("--batch-records", type=int, default=5000, help="N of the batch-size sweep")
     parser.add_argument("--change-fraction", type=float, default=0.01)
+    parser.add_argument(
+        "--worker-counts",
+        default="0,1,2",
+        help="Celery worker processes for the workers phase (0: the run writes itself)",
+    )
+    parser.add_argument("--worker-records", type=int, default=5000, help="N of the workers phase")
     parser.add_argument("--phases", default=",".join(PHASES), help=",".join(PHASES))
     parser.add_argument(
         "--profile", metavar="DIR", help="profile the full harvest (numbers then not comparable)"
@@ -1232,7 +1388,7 @@ def run_phases(args, phases, batch_sizes, database_uri: str, results: dict[str, 
             "search_pid": server.pid if server is not None else None,
         }
 
-        main_phases = [phase for phase in phases if phase != "batch"]
+        main_phases = [phase for phase in phases if phase not in ("batch", "workers")]
         if main_phases:
             log(f"provider: generating {args.records} records")
             provider = ProviderProcess(args.records, args.page_size)
@@ -1268,6 +1424,22 @@ def run_phases(args, phases, batch_sizes, database_uri: str, results: dict[str, 
                     "batch_size": size,
                 }
                 results["phases"]["batch"][str(size)] = run_worker("batch", params)
+        if "workers" in phases:
+            log(f"provider: generating {args.worker_records} records for the workers phase")
+            fan = ProviderProcess(args.worker_records, args.page_size)
+            providers.append(fan)
+            results["phases"]["workers"] = {}
+            for count in [int(c) for c in args.worker_counts.split(",") if c.strip()]:
+                params = {
+                    **common,
+                    "base_url": fan.base_url,
+                    "provider_address": fan.address,
+                    "provider_pid": fan.process.pid,
+                    "records": args.worker_records,
+                    "batch_size": args.batch_size,
+                    "worker_processes": count,
+                }
+                results["phases"]["workers"][str(count)] = run_worker("workers", params)
     finally:
         for provider in providers:
             provider.stop()
