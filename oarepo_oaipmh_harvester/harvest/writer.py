@@ -128,7 +128,7 @@ class RecordWriter:
             to_write = set(pending)
             seen_ids = [i for i in latest if i not in to_write]
         if not pending and not seen_ids:
-            db.session.rollback()  # end the read-only transaction
+            db.session.commit()  # end the read-only transaction (keeps what a caller left)
             return counts
 
         with BulkIndexingUnitOfWork(db.session) as uow:
