@@ -753,50 +753,6 @@ def phase_batch(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
 CELERY_BROKER = os.environ.get("OAI_BENCH_BROKER", "redis://127.0.0.1:6379/9")
 
 
-def _start_celery_workers(config: dict[str, Any], queue: str, count: int) -> list[subprocess.Popen]:
-    """`count` solo-pool Celery worker processes on `queue`, configured like this app."""
-    env = dict(os.environ)
-    for key, value in config.items():
-        env[f"INVENIO_{key}"] = value if isinstance(value, str) else repr(value)
-    processes = []
-    for number in range(count):
-        log_path = Path(f"/tmp/oai-bench-worker-{number}.log")
-        processes.append(
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "invenio_app.celery",
-                    "worker",
-                    "-P",
-                    "solo",
-                    "-Q",
-                    queue,
-                    "-n",
-                    f"bench{number}-{os.getpid()}@%h",
-                    "-l",
-                    "INFO",
-                    "--without-gossip",
-                    "--without-mingle",
-                    "--without-heartbeat",
-                ],  # fmt: skip
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=log_path.open("w"),
-            )
-        )
-    deadline = time.monotonic() + 120
-    for number, process in enumerate(processes):
-        log_path = Path(f"/tmp/oai-bench-worker-{number}.log")
-        while "ready." not in log_path.read_text():
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"Celery worker {number} did not start: {log_path}")
-            time.sleep(0.2)
-    return processes
-
-
 def phase_workers(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
     """A full harvest whose batches are written by `p["worker_processes"]` Celery workers."""
     import redis
@@ -806,6 +762,11 @@ def phase_workers(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
     from invenio_jobs.tasks import execute_run
 
     from oarepo_oaipmh_harvester.proxies import current_harvester_service
+    from oarepo_oaipmh_harvester.testing.workers import (
+        invenio_environment,
+        start_celery_workers,
+        stop_celery_workers,
+    )
 
     count = p["worker_processes"]
     queue = f"oai-bench-{os.getpid()}"
@@ -825,7 +786,8 @@ def phase_workers(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
     worker.reset_storage()
     _create_harvester(p["base_url"], p["batch_size"])
     job = current_harvester_service.ensure_job(system_identity, HARVESTER_ID)
-    processes = _start_celery_workers(worker.config, queue, count) if count else []
+    env = invenio_environment(worker.config)
+    processes = start_celery_workers(env, queue, count, name="bench") if count else []
     worker.params["celery_pids"] = [process.pid for process in processes]
     n = p["records"]
     who = f"{count} Celery worker process(es)" if count else "the run's own process"
@@ -858,13 +820,7 @@ def phase_workers(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
         result["batches_per_worker"] = sorted(writers.values(), reverse=True)
         result["stored"] = worker.stored()
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_celery_workers(processes)
     return {"steps": {"full": result}}
 
 

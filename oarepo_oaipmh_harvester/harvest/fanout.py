@@ -71,13 +71,16 @@ def write_subtask(subtask_run_id: uuid.UUID, writer_factory: Any) -> bool:
         return False
     args = dict(run.args or {})
     job_id, parent_id = run.job_id, run.parent_run_id
+    items = args.get("records") or []
     try:
         writer: RecordWriter = writer_factory(args["harvester_id"], parent_id)
-        counts = writer.write_batch(deserialize_batch(args["records"]))
+        counts = writer.write_batch(deserialize_batch(items))
     except Exception as error:  # noqa: BLE001 - recorded on the subtask, the parent decides
         db.session.rollback()
         log.exception("Subtask %s of run %s failed", subtask_run_id, parent_id)
-        _finish(subtask_run_id, job_id, None, f"{type(error).__name__}: {error}")
+        # Nothing of the batch was written: every record of it counts as failed.
+        counts = WriteCounts(failed=len(items))
+        _finish(subtask_run_id, job_id, counts, f"{type(error).__name__}: {error}")
         return True
     _finish(subtask_run_id, job_id, counts, None)
     return True
@@ -86,7 +89,7 @@ def write_subtask(subtask_run_id: uuid.UUID, writer_factory: Any) -> bool:
 def _finish(
     subtask_run_id: uuid.UUID, job_id: Any, counts: WriteCounts | None, error: str | None
 ) -> None:
-    report = {"worker": worker_name(), "error": error}
+    report: dict[str, Any] = {"worker": worker_name(), "error": error}
     if counts is not None:
         report.update(
             created=counts.created,
@@ -114,7 +117,7 @@ def _finish(
         subtask_run_id,
         job_id,
         errored_entries_count=counts.failed if counts else 0,
-        success=counts is not None,
+        success=error is None,
         inserted_entries_count=counts.created if counts else 0,
         updated_entries_count=(counts.updated + counts.deleted) if counts else 0,
     )
@@ -208,7 +211,9 @@ class BatchDispatcher:
         for message in messages:
             report = json.loads(message or "{}")
             if report.get("error"):
+                batch_size = max(int(report.get("failed") or 1), 1)
                 totals.fail(f"(batch written by {report.get('worker')})", report["error"])
+                totals.failed += batch_size - 1  # one message for all the batch's records
                 continue
             counts = WriteCounts(
                 created=report.get("created", 0),

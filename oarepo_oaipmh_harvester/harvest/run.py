@@ -142,6 +142,7 @@ class HarvestRun:
             summary = HarvestSummary(harvester_id=harvester_id, window=None)
             self._write(summary, _batched(self._get_records(identifiers, summary), self.batch_size))
             summary.requests = self.client.request_count
+            self._save_run_counters(summary)  # failures of identifiers after the last batch
             self._report(summary)
             return summary
 
@@ -175,7 +176,8 @@ class HarvestRun:
             self._advance_watermark(profile.response_date)
             summary.watermark_advanced = True
         summary.requests = self.client.request_count
-        self._report(summary)  # the final counts, reconciliation included
+        self._save_run_counters(summary)  # the final counts, reconciliation included
+        self._report(summary)
         return summary
 
     # -- reading ---------------------------------------------------------------------------

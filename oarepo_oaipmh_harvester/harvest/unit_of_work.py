@@ -78,14 +78,18 @@ class BulkIndexingUnitOfWork(UnitOfWork):
         self.session.flush()  # revision ids as they will be committed
         by_client = self._build_actions()
         super().commit()
-        for client, actions in by_client.values():
-            _, errors = bulk(client, actions, raise_on_error=False, stats_only=False)
-            for error in errors:
-                # The database is the source of truth; a reindex repairs the index.
-                log.error("Bulk indexing failed for %s", error)
-                self.index_errors.append(str(error))
         self._pending = []
         self._bulk_index_ops = []
+        # From here on the data is committed: an indexing failure is reported, never raised
+        # (the database is the source of truth; a reindex repairs the index).
+        for client, actions in by_client.values():
+            try:
+                _, errors = bulk(client, actions, raise_on_error=False, stats_only=False)
+            except Exception as error:  # noqa: BLE001 - e.g. the search engine is down
+                errors = [f"{len(actions)} documents not indexed: {error!r}"]
+            for error in errors:
+                log.error("Bulk indexing failed for %s", error)
+                self.index_errors.append(str(error))
 
     def _build_actions(self) -> dict[int, tuple[Any, list[dict]]]:
         pending = list(self._pending)
@@ -100,9 +104,15 @@ class BulkIndexingUnitOfWork(UnitOfWork):
         # every access, and one request per record is exactly what this class avoids.
         by_client: dict[int, tuple[Any, list[dict]]] = {}
         for action, indexer, record in pending:
+            try:
+                document = _bulk_action(action, indexer, record)
+            except Exception as error:  # noqa: BLE001 - the record itself is still written
+                message = f"record {record.id} could not be prepared for indexing: {error!r}"
+                log.error(message)
+                self.index_errors.append(message)
+                continue
             client = indexer.client
-            actions = by_client.setdefault(id(client), (client, []))[1]
-            actions.append(_bulk_action(action, indexer, record))
+            by_client.setdefault(id(client), (client, []))[1].append(document)
         return by_client
 
 

@@ -15,7 +15,6 @@ from typing import Any
 import sqlalchemy as sa
 from invenio_db import db
 from invenio_pidstore.errors import PIDDeletedError, PIDDoesNotExistError
-from invenio_records_resources.services.errors import PermissionDeniedError
 from marshmallow import ValidationError
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -98,8 +97,7 @@ class RecordWriter:
         self.transformer = transformer
         self.identity = identity
         self.run_id = run_id
-        self.bulk_writes = hasattr(service, "create_or_update_many")
-        """Live records go through the service's bulk method (off when its policy refuses)."""
+        self._bulk_writes: bool | None = None
         self.marks_unchanged_as_seen = True
         """Stamp unchanged records with the run id; only reconciliation needs it, and on a
         re-harvest where nothing changed it is the only database write left."""
@@ -117,8 +115,10 @@ class RecordWriter:
         # a record that needs no write cannot conflict with a parallel writer.
         tracked = self._load_tracking(list(latest))
         pending = [i for i, r in latest.items() if not self._is_unchanged(r, tracked.get(i))]
-        if pending:
-            self._lock_identifiers(pending)
+        if pending or self.marks_unchanged_as_seen:
+            # Every row this batch writes (seen stamps included) is locked, in one sorted
+            # order, so that two parallel batches can never deadlock on each other's rows.
+            self._lock_identifiers(list(latest) if self.marks_unchanged_as_seen else pending)
             # A parallel writer may have committed between the look and the lock.
             tracked.update(self._load_tracking(pending))
             pending = [i for i in pending if not self._is_unchanged(latest[i], tracked.get(i))]
@@ -347,6 +347,25 @@ class RecordWriter:
             "run_id": self.run_id,
         }
 
+    @property
+    def bulk_writes(self) -> bool:
+        """Whether live records go through the service's `create_or_update_many`.
+
+        Asked of the target's permission policy once per writer: a policy without
+        `can_create_or_update_many` gets its records one at a time.
+        """
+        if self._bulk_writes is None:
+            self._bulk_writes = hasattr(self.service, "create_or_update_many") and bool(
+                self.service.check_permission(self.identity, "create_or_update_many")
+            )
+            if not self._bulk_writes:
+                log.warning(
+                    "Harvester %s: the target's permission policy has no "
+                    "create_or_update_many; writing one record at a time.",
+                    self.harvester_id,
+                )
+        return self._bulk_writes
+
     def _write_bulk(
         self,
         uow: BulkIndexingUnitOfWork,
@@ -369,15 +388,6 @@ class RecordWriter:
                 items = list(result.results)
                 if len(items) != len(live) or any(item.exc is not None for item in items):
                     raise _OneByOne
-        except PermissionDeniedError:
-            log.warning(
-                "Harvester %s: the target's permission policy has no create_or_update_many; "
-                "writing one record at a time.",
-                self.harvester_id,
-            )
-            self.bulk_writes = False
-            uow.discard_since(mark)
-            return False
         except Exception:  # noqa: BLE001 - _OneByOne or a database error: retried one by one
             uow.discard_since(mark)
             return False

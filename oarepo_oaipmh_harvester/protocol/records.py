@@ -107,6 +107,17 @@ class OAIRecord:
     def __hash__(self) -> int:
         return hash(self._key())
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Elements do not pickle; the metadata is parsed again from `xml` on the other side.
+        args = (self.identifier, self.datestamp, self.deleted, self.set_specs)
+        return _record_from_state, (*args, self.xml, self.errors)
+
+    def __copy__(self) -> OAIRecord:
+        return self  # immutable
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> OAIRecord:
+        return self
+
     def __repr__(self) -> str:
         state = "deleted" if self.deleted else "live"
         return f"OAIRecord({self.identifier!r}, {self.datestamp!r}, {state})"
@@ -126,6 +137,17 @@ class OAIRecord:
     def header(self) -> OAIHeader:
         """The header part of the record."""
         return OAIHeader(self.identifier, self.datestamp, self.deleted, self.set_specs, self.errors)
+
+
+def _record_from_state(
+    identifier: str,
+    datestamp: str,
+    deleted: bool,
+    set_specs: tuple[str, ...],
+    xml: str,
+    errors: tuple[str, ...],
+) -> OAIRecord:
+    return OAIRecord(identifier, datestamp, deleted, set_specs, xml=xml, errors=errors)
 
 
 def metadata_elements(record: etree._Element) -> list[etree._Element]:

@@ -301,3 +301,17 @@ def test_tombstones_and_records_without_metadata(server, client) -> None:
     assert '<header status="deleted">' in gone.xml
     assert not bare.deleted and bare.metadata is None
     assert bare.errors == ("the record is not deleted but has no metadata",)
+
+
+def test_records_pickle_and_copy_with_their_metadata(server, client) -> None:
+    import copy
+    import pickle
+
+    three_pages(server)
+    first = next(iter(client.list_records("oai_dc")))
+    title = first.metadata.find("{http://purl.org/dc/elements/1.1/}title").text
+    for other in (pickle.loads(pickle.dumps(first)), copy.copy(first), copy.deepcopy(first)):
+        assert other == first and hash(other) == hash(first)
+        assert other.metadata.find("{http://purl.org/dc/elements/1.1/}title").text == title
+    with pytest.raises(AttributeError):
+        first.identifier = "changed"

@@ -175,3 +175,24 @@ def test_full_reharvest_with_nothing_changed_counts_every_record_and_writes_none
         ).all()
     )
     assert after == versions
+
+
+def test_counters_of_a_run_include_a_reconciliation_of_several_batches(
+    app, db, clean_index, corpus, sample_service
+):
+    from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
+
+    with OAIPMHProvider(corpus, page_size=7, deleted_record="no") as forgetful:
+        make_harvester(forgetful.base_url, batch_size=2)
+        job_id = create_job()
+        assert start_run(job_id).status == RunStatusEnum.SUCCESS
+        for identifier in sorted(corpus.live_identifiers())[:3]:
+            corpus.purge(identifier)  # gone without a tombstone
+        corpus.advance_clock(hours=1)
+
+        run = start_run(job_id, {"full": True})
+
+    assert run.status == RunStatusEnum.SUCCESS, run.message
+    # 47 unchanged, then 3 removals in two reconciliation batches (2 + 1)
+    assert (run.total_entries, run.updated_entries, run.errored_entries) == (50, 3, 0)
+    assert live_local_count() == 47

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 
 import pytest
@@ -22,6 +21,11 @@ from oarepo_oaipmh_harvester.harvest.fanout import worker_name
 from oarepo_oaipmh_harvester.models import OAIHarvester
 from oarepo_oaipmh_harvester.proxies import current_harvester_service
 from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecordMetadata
+from oarepo_oaipmh_harvester.testing.workers import (
+    invenio_environment,
+    start_celery_workers,
+    stop_celery_workers,
+)
 
 from .helpers import expected_titles, live_local_count, local_titles
 
@@ -80,8 +84,7 @@ def _celery_on_the_test_broker(app):
 
 
 def _environment(app) -> dict[str, str]:
-    env = dict(os.environ)
-    for key in (
+    keys = (
         "SQLALCHEMY_DATABASE_URI",
         "SEARCH_HOSTS",
         "SEARCH_INDEX_PREFIX",
@@ -96,17 +99,18 @@ def _environment(app) -> dict[str, str]:
         "RECORDS_REFRESOLVER_CLS",
         "RECORDS_REFRESOLVER_STORE",
         "SECRET_KEY",
-    ):
-        env[f"INVENIO_{key}"] = (
-            repr(app.config[key]) if not isinstance(app.config[key], str) else app.config[key]
-        )
-    env["INVENIO_CELERY_BROKER_URL"] = BROKER
-    env["INVENIO_BROKER_URL"] = BROKER
-    env["INVENIO_CELERY_TASK_ALWAYS_EAGER"] = "False"
-    # A busy solo worker must not sit on prefetched batch messages (the run would write
-    # them itself after OAI_HARVESTER_SUBTASK_TAKEOVER_AFTER, but slower).
-    env["INVENIO_CELERY_WORKER_PREFETCH_MULTIPLIER"] = "1"
-    return env
+    )
+    return invenio_environment(
+        {
+            **{key: app.config[key] for key in keys},
+            "CELERY_BROKER_URL": BROKER,
+            "BROKER_URL": BROKER,
+            "CELERY_TASK_ALWAYS_EAGER": False,
+            # A busy solo worker must not sit on prefetched batch messages (the run would
+            # write them itself after OAI_HARVESTER_SUBTASK_TAKEOVER_AFTER, but slower).
+            "CELERY_WORKER_PREFETCH_MULTIPLIER": 1,
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -115,45 +119,11 @@ def start_workers(app, database):
     started: list[subprocess.Popen] = []
 
     def start(count: int) -> list[subprocess.Popen]:
-        for number in range(count):
-            started.append(
-                subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "celery",
-                        "-A",
-                        "invenio_app.celery",
-                        "worker",
-                        "-P",
-                        "solo",
-                        "-Q",
-                        QUEUE,
-                        "-n",
-                        f"oai{number}-{os.getpid()}@%h",
-                        "-l",
-                        "WARNING",
-                        "--without-gossip",
-                        "--without-mingle",
-                        "--without-heartbeat",
-                    ],  # fmt: skip
-                    env=_environment(app),
-                    stdout=subprocess.DEVNULL,
-                    stderr=open(f"/tmp/oai-worker-{number}.log", "w"),  # noqa: SIM115
-                )
-            )
-        time.sleep(4)  # worker boot: app creation and broker connection
-        assert all(p.poll() is None for p in started), "a worker died at start"
+        started.extend(start_celery_workers(_environment(app), QUEUE, count))
         return started
 
     yield start
-    for process in started:
-        process.terminate()
-    for process in started:
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    stop_celery_workers(started)
 
 
 @pytest.fixture()

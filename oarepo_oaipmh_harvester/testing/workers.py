@@ -1,0 +1,68 @@
+"""Real Celery worker processes for the tests and the benchmark (solo pool, one queue)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+
+def invenio_environment(config: Mapping[str, Any]) -> dict[str, str]:
+    """This process's environment plus `config` as INVENIO_* variables (invenio-config reads
+    them with literal_eval, so non-strings are passed as their repr)."""
+    env = dict(os.environ)
+    for key, value in config.items():
+        env[f"INVENIO_{key}"] = value if isinstance(value, str) else repr(value)
+    return env
+
+
+def start_celery_workers(
+    env: Mapping[str, str],
+    queue: str,
+    count: int,
+    *,
+    name: str = "oai",
+    ready_timeout: float = 120.0,
+) -> list[subprocess.Popen]:
+    """Start `count` `celery worker` processes of `invenio_app.celery` consuming `queue`.
+
+    Solo pool: one task at a time each, like a small worker; returns once every one has
+    said it is ready (its log is in the temporary directory, named after it).
+    """
+    processes: list[tuple[subprocess.Popen, Path]] = []
+    for number in range(count):
+        node = f"{name}{number}-{os.getpid()}"
+        log_path = Path(tempfile.gettempdir()) / f"{node}.log"
+        command = [
+            sys.executable, "-m", "celery", "-A", "invenio_app.celery", "worker",
+            "-P", "solo", "-Q", queue, "-n", f"{node}@%h", "-l", "INFO",
+            "--without-gossip", "--without-mingle", "--without-heartbeat",
+        ]  # fmt: skip
+        with log_path.open("w") as log:
+            process = subprocess.Popen(
+                command, env=dict(env), stdout=subprocess.DEVNULL, stderr=log
+            )
+        processes.append((process, log_path))
+    deadline = time.monotonic() + ready_timeout
+    for process, log_path in processes:
+        while "ready." not in log_path.read_text(errors="replace"):
+            if process.poll() is not None or time.monotonic() > deadline:
+                stop_celery_workers([p for p, _ in processes])
+                raise RuntimeError(f"A Celery worker did not start; see {log_path}")
+            time.sleep(0.2)
+    return [process for process, _ in processes]
+
+
+def stop_celery_workers(processes: list[subprocess.Popen], timeout: float = 20.0) -> None:
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
