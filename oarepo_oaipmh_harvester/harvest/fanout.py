@@ -159,21 +159,19 @@ class BatchDispatcher:
             .where(Run.id == subtask.id)
             .values(args={"harvester_id": self.harvester_id, "records": serialize_batch(records)})
         )
-        db.session.execute(
-            sa.update(Run)
-            .where(Run.id == self.parent_run_id)
-            .values(total_entries=Run.total_entries + len(records))
-        )
-        db.session.commit()
+        self._add_to_total(len(records))  # commits the subtask too
         options = {"queue": self.queue} if self.queue else {}
         write_harvest_batch.apply_async(kwargs={"subtask_run_id": str(subtask.id)}, **options)
 
     def count_unqueued(self, unchanged: int) -> None:
         """Add records the run found unchanged itself to the parent run's total."""
+        self._add_to_total(unchanged)
+
+    def _add_to_total(self, records: int) -> None:
         db.session.execute(
             sa.update(Run)
             .where(Run.id == self.parent_run_id)
-            .values(total_entries=Run.total_entries + unchanged)
+            .values(total_entries=Run.total_entries + records)
         )
         db.session.commit()
 

@@ -263,12 +263,12 @@ class HarvestRun:
             self._save_run_counters(summary)
 
     def _dispatch(self, summary: HarvestSummary, batches: Iterable[list[OAIRecord]]) -> None:
-        unchanged = WriteCounts()
+        unchanged = 0
         for batch in batches:
             changed, unchanged_ids = self.writer.split_unchanged(batch)
             if unchanged_ids:
                 # Counted and (for reconciliation) marked here: no worker needs to see them.
-                unchanged.unchanged += len(unchanged_ids)
+                unchanged += len(unchanged_ids)
                 if self.writer.marks_unchanged_as_seen:
                     self.writer.mark_seen(unchanged_ids)
                 self.dispatcher.count_unqueued(len(unchanged_ids))
@@ -276,7 +276,7 @@ class HarvestRun:
                 self.dispatcher.dispatch(changed)
                 self._keep_statistics_fresh(len(changed))
         summary.counts.add(self.dispatcher.wait())
-        summary.counts.add(unchanged)
+        summary.counts.unchanged += unchanged
         self._report(summary)
 
     def _keep_statistics_fresh(self, written: int) -> None:

@@ -114,14 +114,14 @@ class RecordWriter:
         # Decide without locks first: on a re-harvest almost every batch is unchanged, and
         # a record that needs no write cannot conflict with a parallel writer.
         tracked = self._load_tracking(list(latest))
-        pending = [i for i, r in latest.items() if not self._is_unchanged(r, tracked.get(i))]
+        pending = self._needing_write(latest, tracked)
         if pending or self.marks_unchanged_as_seen:
             # Every row this batch writes (seen stamps included) is locked, in one sorted
             # order, so that two parallel batches can never deadlock on each other's rows.
             self._lock_identifiers(list(latest) if self.marks_unchanged_as_seen else pending)
             # A parallel writer may have committed between the look and the lock.
             tracked.update(self._load_tracking(pending))
-            pending = [i for i in pending if not self._is_unchanged(latest[i], tracked.get(i))]
+            pending = self._needing_write({i: latest[i] for i in pending}, tracked)
         counts = WriteCounts(unchanged=len(latest) - len(pending))
         seen_ids: list[str] = []
         if self.marks_unchanged_as_seen:
@@ -150,14 +150,9 @@ class RecordWriter:
         latest = _last_of_each(records)
         tracked = self._load_tracking(list(latest))
         db.session.commit()  # end the read-only transaction
-        changed: list[OAIRecord] = []
-        unchanged: list[str] = []
-        for identifier, record in latest.items():
-            if self._is_unchanged(record, tracked.get(identifier)):
-                unchanged.append(identifier)
-            else:
-                changed.append(record)
-        return changed, unchanged
+        pending = self._needing_write(latest, tracked)
+        to_write = set(pending)
+        return [latest[i] for i in pending], [i for i in latest if i not in to_write]
 
     def refresh_statistics(self) -> None:
         """Let PostgreSQL plan the tracking look-ups with statistics that match the table.
@@ -267,6 +262,12 @@ class RecordWriter:
         return sa.or_(table.c.run_id.is_(None), table.c.run_id != self.run_id)
 
     # -- decisions -----------------------------------------------------------------------
+    def _needing_write(
+        self, latest: dict[str, OAIRecord], tracked: dict[str, dict[str, Any]]
+    ) -> list[str]:
+        """The identifiers whose record is not already written as it is (in batch order)."""
+        return [i for i, record in latest.items() if not self._is_unchanged(record, tracked.get(i))]
+
     def _is_unchanged(self, record: OAIRecord, row: dict[str, Any] | None) -> bool:
         if row is None:
             return False

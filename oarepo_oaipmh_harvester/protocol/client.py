@@ -109,8 +109,7 @@ class OAIPage(OAIResponse):
 
 
 def _child_text(element: etree._Element | None, tag: str) -> str:
-    child = element.find(oai(tag)) if element is not None else None
-    return (child.text or "").strip() if child is not None else ""
+    return _text_of(element, oai(tag)) if element is not None else ""
 
 
 # -- items ----------------------------------------------------------------------------------
