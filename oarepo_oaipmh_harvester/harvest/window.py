@@ -67,7 +67,9 @@ def plan_window(
     `until` is the provider's responseDate at run start, frozen, so that records changed
     while the run goes on fall into the next window. `from` is `since`; an automatic
     `since` (our clock) is moved back to the stored server-clock watermark when that is
-    earlier, so that a provider whose clock lags ours cannot open a gap.
+    earlier, so that a provider whose clock lags ours cannot open a gap. An automatic run
+    without `since` continues from the watermark; only `full` (or a harvester that never
+    succeeded) harvests everything.
     """
     until = _utc(response_date)
     since = _utc(since)
@@ -78,6 +80,10 @@ def plan_window(
         from_ = watermark
     elif since_source is SinceSource.LAST_SUCCESS and since and watermark:
         from_ = min(since, watermark)
+    elif since_source is SinceSource.LAST_SUCCESS and since is None:
+        # The watermark belongs to the harvester, not to a job: a new job (no successful run
+        # of its own yet) continues where the harvester stopped.
+        from_ = watermark
     else:
         from_ = since
     if from_ is not None and from_ > until:

@@ -64,3 +64,11 @@ def test_watermark_source_and_full_flag():
 def test_from_never_after_until():
     ahead = RESPONSE + timedelta(hours=2)  # our clock ahead, no watermark yet
     assert window(since=ahead).from_ == RESPONSE
+
+
+def test_automatic_run_without_since_continues_from_the_harvesters_watermark():
+    # A job created after the harvester already succeeded gets no `since` from invenio-jobs.
+    watermark = datetime(2024, 5, 2, tzinfo=UTC)
+    assert window(since=None, watermark=watermark).from_ == watermark
+    assert window(since=None, watermark=watermark, full=True).is_full
+    assert window(since=None, watermark=None).is_full
