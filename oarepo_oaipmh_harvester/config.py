@@ -133,3 +133,10 @@ OAI_HARVESTER_SUBTASK_TIMEOUT = 6 * 3600.0
 
 OAI_HARVESTER_SUBTASK_TAKEOVER_AFTER = 30.0
 """A batch no worker has started after this many seconds is written by the run itself."""
+
+OAI_HARVESTER_TARGETS = None
+"""Service ids that harvesters may write to. None: every records service of the registry whose
+records are invenio-records `Record`s, except those in OAI_HARVESTER_TARGET_EXCLUDE."""
+
+OAI_HARVESTER_TARGET_EXCLUDE = ["users", "groups", "domains"]
+"""Records services that are never harvest targets (accounts, groups, e-mail domains)."""

@@ -9,12 +9,12 @@ import logging
 from typing import Any
 
 from invenio_db import db
-from invenio_i18n import lazy_gettext as _
 from invenio_jobs.jobs import JobType, PredefinedArgsSchema
 from invenio_jobs.registry import JobsRegistry
 from marshmallow import fields
 from sqlalchemy.exc import SQLAlchemyError
 
+from .arguments import RunArgumentsSchema
 from .harvest.window import SinceSource
 from .models import OAIHarvester
 from .tasks import harvest_oaipmh_records
@@ -34,31 +34,13 @@ def harvester_id_of(job_id: str) -> str | None:
     return job_id[len(JOB_ID_PREFIX) :] if job_id.startswith(JOB_ID_PREFIX) else None
 
 
-class OAIHarvestArgsSchema(PredefinedArgsSchema):
-    """Arguments an admin may set on a harvest run (run form, REST)."""
+class OAIHarvestArgsSchema(RunArgumentsSchema, PredefinedArgsSchema):
+    """The run arguments (`RunArgumentsSchema`) as invenio-jobs' run form and scheduler see them."""
 
     job_arg_schema = fields.String(
         metadata={"type": "hidden"},
         dump_default="OAIHarvestArgsSchema",
         load_default="OAIHarvestArgsSchema",
-    )
-    full = fields.Boolean(
-        load_default=False,
-        metadata={"description": _("Harvest everything, ignoring `since` and the watermark.")},
-    )
-    identifiers = fields.List(
-        fields.String(),
-        load_default=None,
-        allow_none=True,
-        metadata={"description": _("Harvest only these OAI identifiers (GetRecord).")},
-    )
-    reconcile_only = fields.Boolean(
-        load_default=False,
-        metadata={
-            "description": _(
-                "List identifiers only and delete local records the provider no longer has."
-            )
-        },
     )
 
 
@@ -136,7 +118,9 @@ def job_type_for(harvester: OAIHarvester) -> type[OAIHarvestJob]:
         {
             "id": job_type_id(harvester.id),
             "harvester_id": harvester.id,
-            "title": f"OAI-PMH harvest: {harvester.name}",
+            # Admins choose the task by this title in Administration -> Jobs: show the name
+            # and the id that the README and the harvester's page speak of.
+            "title": f"OAI-PMH harvest: {harvester.name} ({job_type_id(harvester.id)})",
             "description": f"Harvest {harvester.base_url} into {harvester.target}",
         },
     )

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from flask import abort, g
+from invenio_accounts.models import User
 from invenio_administration.views.base import (
     AdminResourceCreateView,
     AdminResourceDetailView,
     AdminResourceEditView,
     AdminResourceListView,
 )
+from invenio_db import db
 from invenio_i18n import lazy_gettext as _
 
-from ..proxies import current_harvested_records_service, current_harvester_service
+from ..jobs import job_type_id
+from ..proxies import (
+    current_harvested_records_service,
+    current_harvester_service,
+    current_oai_harvester,
+)
 from ..services.errors import HarvesterNotFound
 from ..services.schemas import RunRequestSchema
+from ..services.targets import writable_target_ids
 
 EXTENSION_NAME = "oarepo-oaipmh-harvester"
 CATEGORY = _("OAI-PMH")
@@ -119,10 +128,20 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
         with_errors = current_harvested_records_service.search(
             g.identity, {"harvester": [pid_value], "has_errors": ["true"], "size": 1}
         )
+        admin_url = harvester["links"]["self_html"].split("/oai-harvesters/")[0]
         context.update(
             {
                 "harvester": harvester,
-                "runs": runs["hits"]["hits"],
+                "job_task": job_type_id(harvester["id"]),
+                "jobs": [
+                    {
+                        **job,
+                        "link": f"{admin_url}/jobs/{job['id']}",
+                        "schedule_text": describe_schedule(job.get("schedule")),
+                    }
+                    for job in harvester.get("jobs") or []
+                ],
+                "runs": [_displayed_run(run) for run in runs["hits"]["hits"]],
                 "runs_total": runs["hits"]["total"],
                 "records_total": records.total,
                 "records_with_errors": with_errors.total,
@@ -131,13 +150,58 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
         return context
 
 
+def format_time(value: str | None) -> str:
+    """An ISO time of the API as the panel shows dates: to the second, in UTC."""
+    if not value:
+        return ""
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def describe_schedule(schedule: dict[str, Any] | None) -> str:
+    """An invenio-jobs schedule in words: "every 6 hours", "crontab 0 3 * * *"."""
+    if not schedule:
+        return ""
+    if schedule.get("type") == "interval":
+        parts = [
+            f"{schedule[unit]} {unit}"
+            for unit in ("weeks", "days", "hours", "minutes", "seconds", "microseconds")
+            if schedule.get(unit)
+        ]
+        return "every " + ", ".join(parts) if parts else "interval"
+    if schedule.get("type") == "crontab":
+        fields = ("minute", "hour", "day_of_month", "month_of_year", "day_of_week")
+        return "crontab " + " ".join(str(schedule.get(name, "*")) for name in fields)
+    return str(schedule)
+
+
+def _displayed_run(run: dict[str, Any]) -> dict[str, Any]:
+    counted = sum(
+        run.get(name) or 0 for name in ("inserted_entries", "updated_entries", "errored_entries")
+    )
+    scheduled = not run.get("title") and run.get("started_by_id") is None
+    return {
+        **run,
+        "display_title": run.get("title") or (_("Scheduled run") if scheduled else _("Run")),
+        "started_display": format_time(run.get("started_at")),
+        "finished_display": format_time(run.get("finished_at")),
+        "unchanged_entries": max((run.get("total_entries") or 0) - counted, 0),
+    }
+
+
 FORM_FIELDS = {
     "id": {
         "order": 1,
         "text": _("Id"),
+        # Rendered as HTML by the form: angle brackets must be escaped.
         "description": _(
-            "A short slug (lowercase letters, digits, '-', '_'); it names the job type "
-            "harvest_oaipmh_records_<id> and cannot change later."
+            "A short slug (lowercase letters, digits, '-', '_'). It names the job type "
+            "<code>harvest_oaipmh_records_&lt;id&gt;</code> and cannot change later."
         ),
     },
     "name": {"order": 2, "text": _("Name")},
@@ -153,45 +217,87 @@ FORM_FIELDS = {
     "setspecs": {
         "order": 5,
         "text": _("Sets"),
-        "description": _("Set specs harvested one after another; none harvests everything."),
+        # A list of plain values: the form's array widget needs items with sub-fields.
+        "type": "dropdown",
+        "multiple": True,
+        "search": True,
+        "allowAdditions": True,
+        "options": [],
+        "description": _(
+            "Type a set spec and press Enter, once per set; the sets are harvested one after "
+            "another. None harvests the whole repository."
+        ),
     },
     "target": {
         "order": 6,
         "text": _("Target service"),
-        "description": _("Service id of the invenio-records-resources service to write to."),
+        "description": _("The records service that harvested records are written to."),
     },
-    "transformer": {"order": 7, "text": _("Transformer"), "placeholder": "oai_dc"},
+    "transformer": {"order": 7, "text": _("Transformer")},
     "batch_size": {"order": 8, "text": _("Batch size")},
     "request_delay": {
         "order": 8.5,
         "text": _("Pause between requests (seconds)"),
+        # A float has no widget in the form renderer; the API reads decimal text.
+        "type": "string",
         "description": _("Politeness towards this provider; empty uses the site default."),
     },
     "harvest_managers": {
         "order": 9,
         "text": _("Harvest managers"),
+        "type": "dropdown",
+        "multiple": True,
+        "search": True,
+        "allowAdditions": True,
         "description": _(
-            "User ids who may see this harvester, its records and runs, start it, and who "
-            "receive its run reports."
+            "Users who may see this harvester, its records and runs, start it, and who "
+            "receive its run reports (choose by e-mail, or type a user id)."
         ),
     },
-    "comment": {"order": 10, "text": _("Comment")},
+    "comment": {"order": 10, "text": _("Comment"), "rows": 3},
 }
 
+MAX_USER_OPTIONS = 500
+"""Users offered as harvest managers; a larger site types the user id of the others."""
 
-class HarvesterCreateView(HarvesterAdminMixin, AdminResourceCreateView):
+
+def form_fields_with_choices() -> dict[str, Any]:
+    """FORM_FIELDS with what the operator chooses from: targets, transformers, users."""
+    fields = {name: dict(config) for name, config in FORM_FIELDS.items()}
+    fields["target"]["options"] = [
+        {"id": service_id, "title_l10n": service_id} for service_id in writable_target_ids()
+    ]
+    fields["transformer"]["options"] = [
+        {"id": name, "title_l10n": name} for name in current_oai_harvester.transformers.names()
+    ]
+    users = db.session.execute(
+        db.select(User.id, User.email).order_by(User.email).limit(MAX_USER_OPTIONS)
+    ).all()
+    fields["harvest_managers"]["options"] = [
+        {"id": user_id, "title_l10n": f"{email} (id {user_id})"} for user_id, email in users
+    ]
+    return fields
+
+
+class HarvesterFormMixin:
+    """Create and edit: the form fields with their current choices."""
+
+    @property
+    def form_fields(self) -> dict[str, Any]:
+        return form_fields_with_choices()
+
+
+class HarvesterCreateView(HarvesterFormMixin, HarvesterAdminMixin, AdminResourceCreateView):
     """Register a harvester (the API's 400 field errors, preflight included, show in the form)."""
 
     name = "oai-harvesters-create"
     url = "/oai-harvesters/create"
     title = _("New OAI-PMH harvester")
-    form_fields = FORM_FIELDS
 
 
-class HarvesterEditView(HarvesterAdminMixin, AdminResourceEditView):
+class HarvesterEditView(HarvesterFormMixin, HarvesterAdminMixin, AdminResourceEditView):
     """Change a harvester; the id stays."""
 
     name = "oai-harvesters-edit"
     url = "/oai-harvesters/<pid_value>/edit"
     title = _("Edit OAI-PMH harvester")
-    form_fields = FORM_FIELDS

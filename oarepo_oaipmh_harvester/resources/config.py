@@ -16,6 +16,19 @@ from ..services.errors import (
     HarvestRunNotFound,
 )
 
+# The administration panel's HTTP client (react-invenio-forms) asks for and sends this media type
+# on every form and action request; it is JSON, as invenio-jobs' resources serve it.
+INVENIO_JSON = "application/vnd.inveniordm.v1+json"
+
+response_handlers = {
+    **ResourceConfig.response_handlers,
+    INVENIO_JSON: ResourceConfig.response_handlers["application/json"],
+}
+request_body_parsers = {
+    **ResourceConfig.request_body_parsers,
+    INVENIO_JSON: ResourceConfig.request_body_parsers["application/json"],
+}
+
 
 def _json_error(code: int):
     return create_error_handler(lambda error: HTTPJSONException(code=code, description=str(error)))
@@ -61,6 +74,8 @@ class HarvesterResourceConfig(ResourceConfig, ConfiguratorMixin):
     # ``?check=false`` skips the preflight check of the provider on create and update.
     request_extra_args = {"check": ma.fields.Boolean()}
     error_handlers = error_handlers
+    response_handlers = response_handlers
+    request_body_parsers = request_body_parsers
 
 
 class HarvestedRecordResourceConfig(ResourceConfig, ConfiguratorMixin):
@@ -80,3 +95,5 @@ class HarvestedRecordResourceConfig(ResourceConfig, ConfiguratorMixin):
     }
     request_search_args = HarvestedRecordSearchArgsSchema
     error_handlers = error_handlers
+    response_handlers = response_handlers
+    request_body_parsers = request_body_parsers

@@ -57,10 +57,11 @@ ACTIVE_RUN_STATUSES = (RunStatusEnum.QUEUED, RunStatusEnum.RUNNING)
 
 @dataclass
 class HarvesterView:
-    """What the schema and the links see of a harvester: the row, its job and its last run."""
+    """What the schema and the links see of a harvester: the row, its jobs and its last run."""
 
     model: OAIHarvester
     job: dict[str, Any] | None
+    jobs: list[dict[str, Any]]
     last_run: dict[str, Any] | None
 
     def __getattr__(self, name: str) -> Any:
@@ -98,6 +99,29 @@ class UnregisterJobTypeOp(Operation):
 
     def on_post_commit(self, uow: UnitOfWork) -> None:
         self._registry_getter().unregister_harvester(self._harvester_id)
+
+
+def _new_job(harvester: OAIHarvester) -> Job:
+    """The harvester's job: active, not scheduled (an admin gives it a schedule in
+    Administration -> Jobs), with the title and description its job type has."""
+    return Job(
+        title=f"OAI-PMH harvest: {harvester.name}",
+        description=f"Harvest {harvester.base_url} into {harvester.target}",
+        task=job_type_id(harvester.id),
+        active=True,
+        default_queue=current_jobs.default_queue,
+    )
+
+
+def _dump_job(job: Job) -> dict[str, Any]:
+    return {
+        "id": str(job.id),
+        "title": job.title,
+        "active": job.active,
+        "scheduled": bool(job.active and job.schedule),
+        "schedule": job.schedule,
+        "task": job.task,
+    }
 
 
 def _is_user(identity: Any) -> bool:
@@ -152,10 +176,16 @@ class HarvesterService(Service):
         ]
 
     # -- projection ------------------------------------------------------------------------
-    def _job_of(self, harvester_id: str) -> Job | None:
-        return db.session.scalars(
+    def _jobs_of(self, harvester_id: str) -> list[Job]:
+        """The invenio-jobs jobs of the harvester's task, the scheduled ones first."""
+        jobs = db.session.scalars(
             db.select(Job).where(Job.task == job_type_id(harvester_id)).order_by(Job.created)
-        ).first()
+        ).all()
+        return sorted(jobs, key=lambda job: not (job.active and job.schedule))
+
+    def _job_of(self, harvester_id: str) -> Job | None:
+        jobs = self._jobs_of(harvester_id)
+        return jobs[0] if jobs else None
 
     def _runs_query(self, harvester_id: str) -> sa.Select:
         return (
@@ -168,23 +198,14 @@ class HarvesterService(Service):
         return self.config.run_schema().dump(RunView(run, harvester_id))
 
     def _view(self, harvester: OAIHarvester) -> HarvesterView:
-        job = self._job_of(harvester.id)
+        jobs = [_dump_job(job) for job in self._jobs_of(harvester.id)]
         last_run = db.session.scalars(
             self._runs_query(harvester.id).order_by(Run.created.desc())
         ).first()
         return HarvesterView(
             model=harvester,
-            job=(
-                {
-                    "id": str(job.id),
-                    "title": job.title,
-                    "active": job.active,
-                    "schedule": job.schedule,
-                    "task": job.task,
-                }
-                if job
-                else None
-            ),
+            job=jobs[0] if jobs else None,
+            jobs=jobs,
             last_run=self._dump_run(last_run, harvester.id) if last_run else None,
         )
 
@@ -278,6 +299,9 @@ class HarvesterService(Service):
         self._preflight(loaded, check)
         harvester = OAIHarvester(**loaded)
         uow.register(ModelCommitOp(harvester))
+        # The job exists from the start, so that an admin schedules this one in
+        # Administration -> Jobs rather than creating a second one.
+        uow.register(ModelCommitOp(_new_job(harvester)))
         uow.register(RegisterJobTypeOp(self._jobs_registry, harvester))
         return self._item(identity, harvester)
 
@@ -334,19 +358,15 @@ class HarvesterService(Service):
         return True
 
     # -- runs ------------------------------------------------------------------------------
-    def ensure_job(self, identity: Any, harvester_id: str) -> Job:
-        """The harvester's invenio-jobs Job, created (inactive, unscheduled) on first use."""
+    @unit_of_work()
+    def ensure_job(self, identity: Any, harvester_id: str, *, uow: UnitOfWork = None) -> Job:
+        """The harvester's invenio-jobs Job (the scheduled one, if several); created if the
+        harvester has none (harvesters stored before jobs were created with them)."""
         harvester = self._get(identity, harvester_id, "run")
         job = self._job_of(harvester_id)
         if job is None:
-            job = Job(
-                title=f"OAI-PMH harvest: {harvester.name}",
-                task=job_type_id(harvester_id),
-                active=False,  # an admin decides on a schedule in the Jobs panel
-                default_queue=current_jobs.default_queue,
-            )
-            db.session.add(job)
-            db.session.commit()
+            job = _new_job(harvester)
+            uow.register(ModelCommitOp(job))
         return job
 
     def active_run(self, harvester_id: str) -> Run | None:
@@ -367,8 +387,8 @@ class HarvesterService(Service):
     ) -> SQLItem:
         """Start a run through invenio-jobs ("run now"), as the scheduler would.
 
-        `data`: optional ``since`` (taken as given), ``full`` and ``identifiers`` (GetRecord
-        of just these). Refused while another run of the harvester is queued or running.
+        `data`: the run arguments (`RunArgumentsSchema`: ``since`` taken as given, ``full``,
+        ``identifiers`` for GetRecord of just these, ``reconcile_only``) and a ``title``. Refused while another run of the harvester is queued or running.
         """
         self._get(identity, harvester_id, "run")
         try:
@@ -380,7 +400,11 @@ class HarvesterService(Service):
         if active is not None:
             raise HarvestRunInProgress(harvester_id, str(active.id), active.status.name)
 
-        args: dict[str, Any] = {"job_arg_schema": "OAIHarvestArgsSchema", "full": request["full"]}
+        args: dict[str, Any] = {
+            "job_arg_schema": "OAIHarvestArgsSchema",
+            "full": request["full"],
+            "reconcile_only": request["reconcile_only"],
+        }
         if request.get("since"):
             args["since"] = request["since"].isoformat()
         if request.get("identifiers"):

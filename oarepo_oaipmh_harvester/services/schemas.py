@@ -9,7 +9,6 @@ from flask import current_app
 from invenio_accounts.models import User
 from invenio_db import db
 from invenio_i18n import lazy_gettext as _
-from invenio_records_resources.proxies import current_service_registry
 from marshmallow import (
     EXCLUDE,
     Schema,
@@ -21,7 +20,9 @@ from marshmallow import (
 )
 from marshmallow_utils.fields import TZDateTime
 
+from ..arguments import PlainList, RunArgumentsSchema
 from ..proxies import current_oai_harvester
+from .targets import writable_target_ids
 
 HARVESTER_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$"
 
@@ -49,13 +50,15 @@ class HarvesterSchema(Schema):
         error_messages={"invalid": "Give an http:// or https:// URL of the OAI-PMH endpoint."},
     )
     metadata_prefix = fields.String(required=True, validate=validate.Length(min=1, max=255))
-    setspecs = fields.List(fields.String(validate=validate.Length(min=1)), load_default=list)
+    setspecs = PlainList(
+        fields.String(validate=validate.Length(min=1, max=255)), load_default=list
+    )
     target = fields.String(required=True)
     transformer = fields.String(load_default=None, allow_none=True)
     batch_size = fields.Integer(
         load_default=None, allow_none=True, validate=validate.Range(min=1, max=10000)
     )
-    harvest_managers = fields.List(fields.Integer(), load_default=list)
+    harvest_managers = PlainList(fields.Integer(strict=False), load_default=list)
     request_delay = fields.Float(
         load_default=None, allow_none=True, validate=validate.Range(min=0, max=600)
     )
@@ -65,6 +68,7 @@ class HarvesterSchema(Schema):
     created = TZDateTime(timezone=UTC, format="iso", dump_only=True)
     updated = TZDateTime(timezone=UTC, format="iso", dump_only=True)
     job = fields.Raw(dump_only=True)
+    jobs = fields.Raw(dump_only=True)
     last_run = fields.Raw(dump_only=True)
 
     @pre_load
@@ -82,13 +86,12 @@ class HarvesterSchema(Schema):
 
     @validates("target")
     def _known_target(self, value: str, **kwargs: Any) -> None:
-        try:
-            current_service_registry.get(value)
-        except KeyError:
-            known = ", ".join(sorted(current_service_registry._services)) or "none"
+        writable = writable_target_ids()
+        if value not in writable:
+            known = ", ".join(writable) or "none"
             raise ValidationError(
-                f"No record service with id {value!r} is registered (known: {known})."
-            ) from None
+                f"No record service with id {value!r} can be written to; choose one of: {known}."
+            )
 
     @validates("harvest_managers")
     def _known_users(self, value: list[int], **kwargs: Any) -> None:
@@ -123,33 +126,10 @@ def apply_defaults(data: dict) -> dict:
     return data
 
 
-class RunRequestSchema(Schema):
-    """Body of "run now" (`POST .../harvesters/<id>/run`); everything is optional."""
-
-    @pre_load
-    def _drop_empty(self, data: Any, **kwargs: Any) -> Any:
-        # The panel's run form sends fields left empty as "", null or []: not given.
-        if not isinstance(data, dict):
-            return data
-        return {key: value for key, value in data.items() if value not in ("", None, [])}
+class RunRequestSchema(RunArgumentsSchema):
+    """Body of "run now" (`POST .../harvesters/<id>/run`): the run arguments and a title."""
 
     title = fields.String(validate=validate.Length(min=1, max=250))
-    since = TZDateTime(
-        timezone=UTC,
-        format="iso",
-        allow_none=True,
-        metadata={"description": _("Harvest changes from this time on (ISO 8601, UTC).")},
-    )
-    full = fields.Boolean(
-        load_default=False,
-        metadata={"description": _("Harvest everything, ignoring `since` and the watermark.")},
-    )
-    identifiers = fields.List(
-        fields.String(validate=validate.Length(min=1)),
-        allow_none=True,
-        validate=validate.Length(min=1),
-        metadata={"description": _("Harvest only these OAI identifiers (GetRecord).")},
-    )
 
 
 class HarvestRunSchema(Schema):

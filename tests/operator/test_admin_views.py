@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from lxml import html
@@ -73,22 +74,28 @@ def test_harvester_detail_shows_job_last_runs_counts_and_records_link(as_admin, 
     assert details["pid"] == "a"
     assert details["api-endpoint"] == "https://repo.example.org/api/oai-harvest/harvesters"
     assert "run" in details["actions"]
-    assert "No job yet" in tree.findtext('.//*[@id="oai-harvester-job"]')
+    # The harvester's job exists from its creation, active and waiting for a schedule.
+    (job_row,) = tree.xpath('//*[@id="oai-harvester-jobs"]/tbody/tr')
+    assert job_row.xpath("td")[1].text_content().strip() == "not scheduled"
+    assert "harvest_oaipmh_records_a" in tree.text_content()
     assert "Never run." in tree.text_content()
 
     run = as_admin.post("/api/oai-harvest/harvesters/a/run").json
     assert run["status"] == "SUCCESS"
     tree = page(as_admin, f"{PANEL}/oai-harvesters/a")
 
-    job_link = tree.xpath('//*[@id="oai-harvester-job"]/a')[0]
+    job_link = tree.xpath('//*[@id="oai-harvester-jobs"]//a')[0]
     harvester = as_admin.get("/api/oai-harvest/harvesters/a").json
+    assert len(harvester["jobs"]) == 1 and harvester["job"] == harvester["jobs"][0]
     assert (
         job_link.get("href")
         == f"https://repo.example.org/administration/jobs/{harvester['job']['id']}"
     )
     (row,) = tree.xpath('//*[@id="oai-harvester-runs"]/tbody/tr')
     cells = [cell.text_content().strip() for cell in row.xpath("td")]
-    assert cells[1] == "SUCCESS" and cells[4:] == ["50", "50", "0", "0"]
+    # Harvested, created, updated or deleted, unchanged, failed.
+    assert cells[1] == "SUCCESS" and cells[4:] == ["50", "50", "0", "0", "0"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", cells[2])  # not raw ISO
     assert row.xpath("td/a/@href") == [f"https://repo.example.org/administration/runs/{run['id']}"]
     records = tree.xpath('//*[@id="oai-harvester-records-link"]')[0]
     assert (
@@ -111,7 +118,38 @@ def test_unknown_harvester_and_record_pages_are_404(as_admin, harvesters):
     assert as_admin.get(f"{PANEL}/oai-harvested-records/a").status_code == 404
 
 
-def test_create_and_edit_forms_and_the_calls_they_make(as_admin, harvesters, provider, set_config):
+# The field types that invenio-administration's form renderer (7.3) has a widget for; an
+# array widget needs items with sub-fields. Anything else blanks the page in a browser.
+WIDGET_TYPES = {
+    "string", "integer", "uuid", "datetime", "date", "array", "bool", "hidden", "vocabulary",
+    "dynamic", "object", "dropdown", "textarea", "html",
+}  # fmt: skip
+
+
+def every_field_has_a_widget(schema: dict, form_fields: dict) -> bool:
+    for name, config in form_fields.items():
+        field = schema[name]
+        kind = config.get("type") or field["type"]
+        assert kind in WIDGET_TYPES, f"{name}: no widget for {kind!r}"
+        if kind == "array":
+            assert field["items"].get("properties"), f"{name}: array of plain values"
+    return True
+
+
+def test_run_forms_have_a_widget_for_every_argument(as_admin, harvesters):
+    tree = page(as_admin, f"{PANEL}/oai-harvesters")
+    payload = data_of(tree, "invenio-search-config")["actions"]["run"]["payload_schema"]
+    assert every_field_has_a_widget(payload, payload)
+    assert payload["identifiers"]["type"] == "string" and payload["identifiers"]["metadata"]["rows"]
+    # invenio-jobs' run form and Job edit page draw the job type's arguments schema.
+    args = as_admin.get("/api/tasks/harvest_oaipmh_records_a/args").json
+    assert args.keys() >= {"since", "full", "identifiers", "reconcile_only"}
+    assert every_field_has_a_widget(args, {k: v for k, v in args.items() if k != "job_arg_schema"})
+
+
+def test_create_and_edit_forms_and_the_calls_they_make(
+    as_admin, users, harvesters, provider, set_config
+):
     tree = page(as_admin, f"{PANEL}/oai-harvesters/create")
     form = data_of(tree, "invenio-administration-create-root")
     assert form["api-endpoint"] == "https://repo.example.org/api/oai-harvest/harvesters"
@@ -120,7 +158,21 @@ def test_create_and_edit_forms_and_the_calls_they_make(as_admin, harvesters, pro
     assert in_order[:4] == ["id", "name", "base_url", "metadata_prefix"]
     schema = form["resource-schema"]
     assert schema["id"]["required"] and schema["id"]["createOnly"]
-    assert schema["setspecs"]["type"] == "array" and schema["watermark"]["readOnly"]
+    assert schema["watermark"]["readOnly"]
+    assert every_field_has_a_widget(schema, fields)
+    # Lists of plain values are multiple choices with additions, not the array widget.
+    assert fields["setspecs"]["type"] == "dropdown" and fields["setspecs"]["allowAdditions"]
+    managers = fields["harvest_managers"]
+    assert managers["type"] == "dropdown" and managers["multiple"]
+    assert {
+        "id": users.manager.user.id,
+        "title_l10n": f"manager@example.org (id {users.manager.user.id})",
+    } in managers["options"]
+    # Targets are a choice of writable records services, not free text.
+    assert fields["target"]["options"] == [
+        {"id": "oai-sample-records", "title_l10n": "oai-sample-records"}
+    ]
+    assert "&lt;id&gt;" in fields["id"]["description"]  # shown as HTML: <id> escaped
 
     # The form posts to the API; a failing preflight check comes back on its field.
     set_config(OAI_HARVESTER_PREFLIGHT_CHECK=True)

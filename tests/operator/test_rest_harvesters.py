@@ -65,7 +65,10 @@ def test_read_shows_configuration_job_last_run_and_links(as_admin, harvesters, p
     data = res.json
     assert (data["id"], data["name"], data["base_url"]) == ("a", "Harvester A", provider.base_url)
     assert (data["transformer"], data["batch_size"], data["setspecs"]) == ("oai_dc", 10, [])
-    assert data["job"] is None and data["last_run"] is None
+    # Its job exists from the start (so admins schedule that one), waiting for a schedule.
+    assert data["job"]["task"] == "harvest_oaipmh_records_a" and data["job"]["active"]
+    assert data["job"]["scheduled"] is False and data["jobs"] == [data["job"]]
+    assert data["last_run"] is None
     assert data["links"] == {
         "self": "https://repo.example.org/api/oai-harvest/harvesters/a",
         "run": "https://repo.example.org/api/oai-harvest/harvesters/a/run",
@@ -73,6 +76,7 @@ def test_read_shows_configuration_job_last_run_and_links(as_admin, harvesters, p
         "records": "https://repo.example.org/api/oai-harvest/records?harvester=a",
         "self_html": "https://repo.example.org/administration/oai-harvesters/a",
         "records_html": "https://repo.example.org/administration/oai-harvested-records?f=harvester%3Aa",
+        "job_html": f"https://repo.example.org/administration/jobs/{data['job']['id']}",
     }
 
 
@@ -217,8 +221,8 @@ def test_delete_removes_harvester_job_type_and_jobs(as_admin, harvesters):
 
 
 # -- runs ------------------------------------------------------------------------------------
-def test_run_now_creates_the_job_on_first_use_and_returns_the_run(
-    as_admin, users, harvesters, corpus
+def test_run_now_runs_the_harvesters_job_and_returns_the_run(
+    as_admin, users, harvesters, corpus, provider
 ):
     res = as_admin.post(f"{API}/a/run")
     assert res.status_code == 202, res.json
@@ -232,7 +236,9 @@ def test_run_now_creates_the_job_on_first_use_and_returns_the_run(
     assert run["links"]["self_html"] == f"https://repo.example.org/administration/runs/{run['id']}"
 
     job = db.session.query(Job).filter_by(task="harvest_oaipmh_records_a").one()
-    assert job.active is False and job.schedule is None  # scheduling is the admin's choice
+    # Schedulable as it is in Administration -> Jobs: active, described, no schedule yet.
+    assert job.active is True and job.schedule is None
+    assert job.description == f"Harvest {provider.base_url} into oai-sample-records"
 
     harvester = as_admin.get(f"{API}/a").json
     assert harvester["job"]["id"] == str(job.id)
@@ -298,3 +304,33 @@ def test_unknown_run_is_404(as_admin, harvesters):
     assert as_admin.get(f"{API}/a/runs/{run_id}").status_code == 200
     assert as_admin.get(f"{API}/b/runs/{run_id}").status_code == 404  # not b's run
     assert as_admin.get(f"{API}/a/runs/not-a-uuid").status_code == 404
+
+
+def test_run_now_creates_a_job_for_a_harvester_stored_without_one(as_admin, harvesters):
+    # Harvesters stored by earlier versions had no job until their first run.
+    db.session.query(Job).filter_by(task="harvest_oaipmh_records_a").delete()
+    db.session.commit()
+    res = as_admin.post(f"{API}/a/run", json={"identifiers": ["oai:unknown:1"]})
+    assert res.status_code == 202, res.json
+    job = db.session.query(Job).filter_by(task="harvest_oaipmh_records_a").one()
+    assert job.active and job.description and job.schedule is None
+
+
+def test_a_second_job_of_the_same_task_is_shown_and_a_scheduled_one_comes_first(
+    as_admin, harvesters
+):
+    from invenio_access.permissions import system_identity
+    from invenio_jobs.proxies import current_jobs_service
+
+    current_jobs_service.create(
+        system_identity,
+        {
+            "title": "Nightly",
+            "task": "harvest_oaipmh_records_a",
+            "active": True,
+            "schedule": {"type": "interval", "hours": 6},
+        },
+    )
+    harvester = as_admin.get(f"{API}/a").json
+    assert [job["title"] for job in harvester["jobs"]] == ["Nightly", "OAI-PMH harvest: Harvester A"]
+    assert harvester["job"]["scheduled"] and harvester["job"]["schedule"]["hours"] == 6

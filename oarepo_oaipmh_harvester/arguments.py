@@ -1,0 +1,116 @@
+"""The arguments of a harvest run, described once.
+
+The invenio-jobs job type (run form, scheduler, Job edit page), the REST run body, the admin
+panel's "Run now" form and the command line all load their arguments with `RunArgumentsSchema`
+(the job type mixes in invenio-jobs' `PredefinedArgsSchema`), so that one argument has one name
+and one meaning everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import UTC
+from typing import Any
+
+from invenio_i18n import lazy_gettext as _
+from marshmallow import Schema, ValidationError, fields, pre_load, validate
+from marshmallow_utils.fields import TZDateTime
+
+WHITESPACE = r"\s+"
+WHITESPACE_OR_COMMAS = r"[\s,]+"
+
+
+class PlainList(fields.String):
+    """A list of plain values, also accepted as one text of values separated by `separators`.
+
+    invenio-administration's form renderer (and so invenio-jobs' run form and Job edit page)
+    has no widget for a list of plain values: its array widget expects items with sub-fields
+    and blanks the page. A `String` subclass is described to it as text (a textarea with
+    ``metadata={"rows": n}``), while JSON clients keep sending and receiving real lists.
+    """
+
+    def __init__(
+        self, inner: fields.Field, *, separators: str = WHITESPACE_OR_COMMAS, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.inner = inner
+        self.separators = re.compile(separators)
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
+        if value is None:
+            return None
+        return [self.inner._serialize(item, attr, obj, **kwargs) for item in value]
+
+    def _deserialize(
+        self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any
+    ) -> list[Any]:
+        if isinstance(value, str):
+            items: list[Any] = [item for item in self.separators.split(value) if item]
+        elif isinstance(value, list | tuple):
+            items = list(value)
+        else:
+            raise ValidationError("Give a list, or the values separated by spaces or new lines.")
+        loaded, errors = [], {}
+        for index, item in enumerate(items):
+            if isinstance(item, list | dict):
+                errors[index] = ["Give plain values, not nested lists or objects."]
+                continue
+            try:
+                loaded.append(self.inner.deserialize(item, **kwargs))
+            except ValidationError as error:
+                errors[index] = error.messages
+        if errors:
+            raise ValidationError(errors)
+        return loaded
+
+
+class RunArgumentsSchema(Schema):
+    """What may be asked of one run; everything optional (a plain run is incremental)."""
+
+    @pre_load
+    def _drop_empty(self, data: Any, **kwargs: Any) -> Any:
+        # Forms send the fields left empty as "", null or []: not given.
+        if not isinstance(data, dict):
+            return data
+        return {key: value for key, value in data.items() if value not in ("", None, [])}
+
+    since = TZDateTime(
+        timezone=UTC,
+        format="iso",
+        allow_none=True,
+        metadata={
+            "description": _(
+                "Harvest changes from this time on (ISO 8601, UTC, e.g. 2024-05-01T00:00:00Z). "
+                "Empty: continue from the harvester's watermark."
+            )
+        },
+    )
+    full = fields.Boolean(
+        load_default=False,
+        metadata={"description": _("Harvest everything, ignoring `since` and the watermark.")},
+    )
+    identifiers = PlainList(
+        fields.String(validate=validate.Length(min=1, max=1024)),
+        separators=WHITESPACE,
+        load_default=None,
+        allow_none=True,
+        metadata={
+            "rows": 3,
+            "description": _(
+                "Harvest only these OAI identifiers (GetRecord), one per line. Empty: all."
+            ),
+        },
+    )
+    reconcile_only = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": _(
+                "List identifiers only and delete local records the provider no longer has."
+            )
+        },
+    )
+
+
+RUN_ARGUMENT_NAMES = tuple(RunArgumentsSchema().fields)
+"""Every argument a run takes, by its one name."""

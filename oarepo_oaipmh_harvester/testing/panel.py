@@ -1,0 +1,393 @@
+"""A served Invenio instance with built assets: the admin panel as an administrator meets it.
+
+    python -m oarepo_oaipmh_harvester.testing.panel [--port 5000]      (./run.sh panel)
+
+Builds the webpack assets once (``invenio collect``, ``invenio webpack buildall``; about three
+minutes the first time), starts the bundled OAI-PMH provider, osmem-server, the application on
+127.0.0.1, a Celery worker and the invenio-jobs scheduler (celery beat), creates an
+administrator and a demo harvester, and prints the URL and the login. Ctrl-C stops everything
+it started. The end-to-end browser test (tests/browser) serves the panel with the same code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from .workers import invenio_environment
+
+ADMIN_EMAIL = "admin@example.org"
+ADMIN_PASSWORD = "harvest-admin"
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_INSTANCE = PROJECT_ROOT / ".panel-instance"
+
+
+def _print(message: str = "") -> None:
+    print(message, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class PanelSettings:
+    """Where the served instance keeps its data and how its processes find each other."""
+
+    instance_path: Path
+    database_uri: str
+    search_hosts: list[dict[str, Any]]
+    broker_url: str = "redis://127.0.0.1:6379/5"
+    port: int = 5000
+    index_prefix: str = "oaiharvest-panel-"
+    queue: str = "oai-harvest-panel"
+    extra_config: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def config(self) -> dict[str, Any]:
+        """The instance configuration, passed to every process as INVENIO_* variables."""
+        return {
+            "SQLALCHEMY_DATABASE_URI": self.database_uri,
+            "SEARCH_HOSTS": self.search_hosts,
+            "SEARCH_INDEX_PREFIX": self.index_prefix,
+            "SECRET_KEY": "panel-not-secret",
+            "APP_THEME": ["semantic-ui"],
+            "SITE_UI_URL": self.url,
+            "SITE_API_URL": f"{self.url}/api",
+            "APP_ALLOWED_HOSTS": ["127.0.0.1", "localhost"],
+            # Plain HTTP on loopback: no HTTPS redirect, cookies not marked secure.
+            "APP_DEFAULT_SECURE_HEADERS": {"force_https": False, "content_security_policy": {}},
+            "SESSION_COOKIE_SECURE": False,
+            "REMEMBER_COOKIE_SECURE": False,
+            "ACCOUNTS_SESSION_REDIS_URL": self.broker_url,
+            "CACHE_TYPE": "RedisCache",
+            "CACHE_REDIS_URL": self.broker_url,
+            "ACCESS_SESSION_CACHE_REDIS_URL": self.broker_url,
+            "CELERY_BROKER_URL": self.broker_url,
+            "BROKER_URL": self.broker_url,
+            "CELERY_RESULT_BACKEND": self.broker_url,
+            "CELERY_TASK_ALWAYS_EAGER": False,
+            "JOBS_DEFAULT_QUEUE": self.queue,
+            "JOBS_QUEUES": {
+                self.queue: {"name": self.queue, "title": "Harvests", "description": "Harvests"}
+            },
+            "OAI_HARVESTER_WRITE_QUEUE": self.queue,
+            "OAI_HARVESTER_SAMPLE_TARGET": True,
+            # Job logs go to a data stream, which osmem lacks (a plain index stands in).
+            "JOBS_LOGGING": False,
+            "RECORDS_REFRESOLVER_CLS": "invenio_records.resolver.InvenioRefResolver",
+            "RECORDS_REFRESOLVER_STORE": "invenio_jsonschemas.proxies.current_refresolver_store",
+            "MAIL_SUPPRESS_SEND": True,
+            "THEME_SITENAME": "Harvest panel",
+            "THEME_FRONTPAGE": True,
+            "SECURITY_POST_LOGIN_VIEW": "/administration/oai-harvesters",
+            "ACCOUNTS_LOCAL_LOGIN_ENABLED": True,
+            "SECURITY_CONFIRMABLE": False,
+            "LOGGING_CONSOLE_LEVEL": "WARNING",
+            **self.extra_config,
+        }
+
+    def environment(self) -> dict[str, str]:
+        env = invenio_environment(self.config())
+        env["INVENIO_INSTANCE_PATH"] = str(self.instance_path)
+        env["FLASK_DEBUG"] = "0"
+        return env
+
+
+def _assets_digest() -> str:
+    """What the built assets depend on: the installed packages that declare webpack bundles."""
+    names = sorted(
+        f"{dist.metadata['Name']}=={dist.version}"
+        for dist in metadata.distributions()
+        if any(ep.group == "invenio_assets.webpack" for ep in dist.entry_points)
+    )
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()
+
+
+def assets_built(instance_path: Path) -> bool:
+    stamp = instance_path / "assets-built-from"
+    manifest = instance_path / "static" / "dist" / "manifest.json"
+    return manifest.exists() and stamp.exists() and stamp.read_text() == _assets_digest()
+
+
+def build_assets(settings: PanelSettings, *, log: Path | None = None) -> None:
+    """``invenio collect`` and ``invenio webpack buildall``, once per set of installed bundles."""
+    instance = settings.instance_path
+    if assets_built(instance):
+        return
+    instance.mkdir(parents=True, exist_ok=True)
+    env = settings.environment()
+    invenio = str(Path(sys.executable).with_name("invenio"))
+    log = log or instance / "assets-build.log"
+    _print(f"Building the panel's assets once (about 3 minutes; log: {log}) ...")
+    started = time.monotonic()
+    with log.open("w") as output:
+        for command in ([invenio, "collect", "-v"], [invenio, "webpack", "buildall"]):
+            completed = subprocess.run(command, env=env, stdout=output, stderr=subprocess.STDOUT)
+            if completed.returncode != 0:
+                raise RuntimeError(f"{' '.join(command[1:])} failed; see {log}")
+    if not (instance / "static" / "dist" / "manifest.json").exists():
+        raise RuntimeError(f"The webpack build wrote no manifest; see {log}")
+    (instance / "assets-built-from").write_text(_assets_digest())
+    _print(f"Assets built in {time.monotonic() - started:.0f} s.")
+
+
+def prepare_instance(settings: PanelSettings, *, demo_base_url: str | None = None) -> None:
+    """Tables, indices (and a plain job-logs index), the administrator, a demo harvester."""
+    script = f"""
+import sys
+from invenio_app.factory import create_api
+from oarepo_oaipmh_harvester.testing.panel import _prepare_in_app
+app = create_api()
+with app.app_context():
+    _prepare_in_app({ADMIN_EMAIL!r}, {ADMIN_PASSWORD!r}, {demo_base_url!r})
+"""
+    subprocess.run([sys.executable, "-c", script], env=settings.environment(), check=True)
+
+
+def _prepare_in_app(email: str, password: str, demo_base_url: str | None) -> None:
+    from invenio_access.models import ActionRoles
+    from invenio_access.permissions import system_identity
+    from invenio_accounts.proxies import current_datastore
+    from invenio_db import db
+    from invenio_search import current_search_client
+    from invenio_search.proxies import current_search
+    from invenio_search.utils import prefix_index
+    from sqlalchemy_utils.functions import create_database, database_exists
+
+    from ..proxies import current_harvester_service
+
+    url = db.engine.url.render_as_string(hide_password=False)
+    if not database_exists(url):
+        create_database(url)
+    db.create_all()
+    list(current_search.create(ignore_existing=True))
+    job_logs = prefix_index("job-logs")
+    if not current_search_client.indices.exists(index=job_logs):
+        current_search_client.indices.create(index=job_logs)
+    if current_datastore.find_user(email=email) is None:
+        from flask_security.utils import hash_password
+
+        user = current_datastore.create_user(
+            email=email, password=hash_password(password), active=True, confirmed_at=db.func.now()
+        )
+        role = current_datastore.find_role("administrators") or current_datastore.create_role(
+            name="administrators", description="Administrators"
+        )
+        current_datastore.add_role_to_user(user, role)
+        db.session.flush()
+        db.session.add(ActionRoles(action="administration-access", role=role))
+        db.session.add(ActionRoles(action="superuser-access", role=role))
+        db.session.commit()
+    if demo_base_url and not current_harvester_service.exists("demo"):
+        current_harvester_service.create(
+            system_identity,
+            {
+                "id": "demo",
+                "name": "Demo provider",
+                "base_url": demo_base_url,
+                "metadata_prefix": "oai_dc",
+                "target": "oai-sample-records",
+                "comment": "The bundled local provider (./run.sh panel).",
+            },
+            check=False,
+        )
+
+
+class ServedPanel:
+    """The application server, a Celery worker and (optionally) celery beat, as processes."""
+
+    def __init__(self, settings: PanelSettings, *, beat: bool = True, logs: Path | None = None):
+        self.settings = settings
+        self.beat = beat
+        self.logs = logs or Path(tempfile.mkdtemp(prefix="oai-panel-logs-"))
+        self.processes: dict[str, subprocess.Popen] = {}
+
+    def _start(self, name: str, command: list[str]) -> subprocess.Popen:
+        log = (self.logs / f"{name}.log").open("w")
+        process = subprocess.Popen(
+            command,
+            env=self.settings.environment(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C in the terminal reaches us, we stop them
+        )
+        self.processes[name] = process
+        return process
+
+    def start(self) -> ServedPanel:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        python = sys.executable
+        self._start(
+            "app",
+            [python, "-m", "oarepo_oaipmh_harvester.testing.panel", "serve",
+             "--port", str(self.settings.port)],
+        )  # fmt: skip
+        self._start(
+            "worker",
+            [python, "-m", "celery", "-A", "invenio_app.celery", "worker", "-P", "solo",
+             "-Q", self.settings.queue, "-n", f"panel-{os.getpid()}@%h", "-l", "INFO",
+             "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        )  # fmt: skip
+        if self.beat:
+            self._start(
+                "beat",
+                [python, "-m", "celery", "-A", "invenio_app.celery", "beat", "-l", "INFO",
+                 "--scheduler", "invenio_jobs.services.scheduler:RunScheduler",
+                 "-s", str(self.logs / "beat-schedule"), "--max-interval", "5"],
+            )  # fmt: skip
+        self.wait_ready()
+        return self
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout
+        worker_log = self.logs / "worker.log"
+        while True:
+            for name, process in self.processes.items():
+                if process.poll() is not None:
+                    raise RuntimeError(f"The {name} process ended; see {self.logs / name}.log")
+            app_up = False
+            with suppress(OSError):
+                with urllib.request.urlopen(f"{self.settings.url}/ping", timeout=2) as reply:
+                    app_up = reply.status == 200
+            if app_up and "ready." in worker_log.read_text(errors="replace"):
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"The panel did not start in {timeout:.0f} s; see {self.logs}")
+            time.sleep(0.3)
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            with suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                with suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+        self.processes.clear()
+
+    def __enter__(self) -> ServedPanel:
+        return self.start()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.stop()
+
+
+def serve(port: int) -> None:
+    """The UI with /api mounted, as one WSGI application (what a web server serves)."""
+    from invenio_app.wsgi import application
+    from werkzeug.serving import run_simple
+
+    run_simple("127.0.0.1", port, application, threaded=True, use_reloader=False)
+
+
+@contextmanager
+def search_server() -> Iterator[list[dict[str, Any]]]:
+    """osmem-server unless SEARCH_HOSTS points at a real cluster."""
+    if os.environ.get("SEARCH_HOSTS"):
+        import ast
+
+        yield ast.literal_eval(os.environ["SEARCH_HOSTS"])
+        return
+    from osmem_server import OsmemServer
+
+    server = OsmemServer.start(freeze=False, japanese=False)
+    host, port = server.url.rstrip("/").split("://", 1)[-1].rsplit(":", 1)
+    try:
+        yield [{"host": host, "port": int(port)}]
+    finally:
+        server.close()
+
+
+def _main_panel(options: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from .corpus import Corpus
+    from .provider import OAIPMHProvider
+
+    corpus = Corpus.generate(options.records, start=datetime(2024, 1, 1, tzinfo=UTC))
+    with search_server() as hosts, OAIPMHProvider(corpus, page_size=100) as provider:
+        settings = PanelSettings(
+            instance_path=Path(options.instance).resolve(),
+            database_uri=options.database,
+            search_hosts=hosts,
+            broker_url=options.broker,
+            port=options.port,
+        )
+        build_assets(settings)
+        prepare_instance(settings, demo_base_url=provider.base_url)
+        panel = ServedPanel(settings, logs=settings.instance_path / "logs")
+        try:
+            panel.start()
+            _print("")
+            _print(f"Admin panel:  {settings.url}/administration/oai-harvesters")
+            _print(f"Login:        {ADMIN_EMAIL} / {ADMIN_PASSWORD}  ({settings.url}/login/)")
+            _print(f"Provider:     {provider.base_url} ({len(corpus)} oai_dc records)")
+            _print(f"Logs:         {panel.logs}")
+            _print("Ctrl-C stops the app, the worker, the scheduler and the provider.")
+            while all(process.poll() is None for process in panel.processes.values()):
+                time.sleep(1)
+            _print("A process of the panel ended; see the logs.")
+            return 1
+        except KeyboardInterrupt:
+            _print("\nStopping ...")
+            return 0
+        finally:
+            panel.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command")
+    serve_parser = sub.add_parser("serve", help="serve the application (used internally)")
+    serve_parser.add_argument("--port", type=int, required=True)
+    build_parser = sub.add_parser("build", help="build the assets only")
+    for each in (parser, build_parser):
+        each.add_argument("--instance", default=str(DEFAULT_INSTANCE))
+    parser.add_argument("--port", type=int, default=5000)
+    parser.add_argument("--records", type=int, default=500)
+    parser.add_argument(
+        "--database",
+        default=os.environ.get(
+            "SQLALCHEMY_DATABASE_URI", "postgresql+psycopg2://postgres@127.0.0.1:5432/oaiharvest_panel"
+        ),
+    )
+    parser.add_argument("--broker", default="redis://127.0.0.1:6379/5")
+    options = parser.parse_args(argv)
+    if options.command == "serve":
+        serve(options.port)
+        return 0
+    if options.command == "build":
+        settings = PanelSettings(
+            instance_path=Path(options.instance).resolve(),
+            database_uri="sqlite://",
+            search_hosts=[{"host": "127.0.0.1", "port": 9200}],
+        )
+        build_assets(settings)
+        return 0
+    return _main_panel(options)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
