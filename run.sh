@@ -4,6 +4,7 @@
 #   ./run.sh test      the test suite (PostgreSQL on 127.0.0.1:5432 by default; see README)
 #   ./run.sh lint      ruff
 #   ./run.sh bench     the harvest benchmark (arguments are passed on)
+#   ./run.sh panel     the admin panel in a browser: built assets, provider, app, worker, scheduler
 #   ./run.sh install   (re)create the virtualenv only
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -17,13 +18,27 @@ install() {
     fi
     "$VENV/bin/python" -m pip install --quiet --upgrade pip wheel
     "$VENV/bin/python" -m pip install --quiet -e ".[tests,benchmark]"
+    # The theme.config that an instance provides for the built admin panel (tests, ./run.sh panel).
+    "$VENV/bin/python" -m pip install --quiet -e tests/support/theme
+}
+
+ensure_browser() {
+    # Debian's Chromium for the end-to-end admin test and screenshots; never a browser download.
+    if ! command -v chromium >/dev/null 2>&1; then
+        if [ "$(id -u)" = "0" ]; then
+            apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+        else
+            echo "Chromium is missing: sudo apt-get install chromium" >&2
+            exit 1
+        fi
+    fi
 }
 
 ensure_installed() {
     # Reinstall when the venv is missing or the project metadata changed since the last install.
     local stamp="$VENV/.installed-from"
     local digest
-    digest=$(cat setup.cfg pyproject.toml | sha256sum | cut -d' ' -f1)
+    digest=$(cat setup.cfg pyproject.toml tests/support/theme/pyproject.toml | sha256sum | cut -d' ' -f1)
     if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
         install
         echo "$digest" > "$stamp"
@@ -42,6 +57,7 @@ case "$command" in
         ;;
     test)
         ensure_installed
+        ensure_browser
         export SQLALCHEMY_DATABASE_URI="${SQLALCHEMY_DATABASE_URI:-postgresql+psycopg2://postgres@127.0.0.1:5432/oaiharvest_test}"
         "$VENV/bin/ruff" check --quiet .
         exec "$VENV/bin/python" -m pytest tests -q "$@"
@@ -56,8 +72,12 @@ case "$command" in
         export SQLALCHEMY_DATABASE_URI="${SQLALCHEMY_DATABASE_URI:-postgresql+psycopg2://postgres@127.0.0.1:5432/oaiharvest_bench}"
         exec "$VENV/bin/python" benchmarks/harvest.py "$@"
         ;;
+    panel)
+        ensure_installed
+        exec "$VENV/bin/python" -m oarepo_oaipmh_harvester.testing.panel "$@"
+        ;;
     *)
-        echo "unknown command: $command (demo | test | lint | bench | install)" >&2
+        echo "unknown command: $command (demo | test | lint | bench | panel | install)" >&2
         exit 2
         ;;
 esac

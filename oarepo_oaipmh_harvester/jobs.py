@@ -73,17 +73,15 @@ class OAIHarvestJob(JobType):
         since: Any = None,
         full: bool = False,
         identifiers: list[str] | None = None,
-        oai_ids: list[str] | None = None,
         reconcile_only: bool = False,
         **kwargs: Any,
     ) -> dict[str, Any]:
         """Arguments of `harvest_oaipmh_records`."""
-        selected = identifiers or oai_ids
         return {
             "harvester_id": cls.harvester_id,
             "since": since,
             "full": bool(full),
-            "oai_ids": list(selected) if selected else None,
+            "identifiers": list(identifiers) if identifiers else None,
             "reconcile_only": bool(reconcile_only),
         }
 

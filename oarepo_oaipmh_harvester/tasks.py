@@ -54,7 +54,7 @@ def harvest_oaipmh_records(
     since: str | None = None,
     since_source: str = SinceSource.LAST_SUCCESS.value,
     full: bool = False,
-    oai_ids: list[str] | None = None,
+    identifiers: list[str] | None = None,
     reconcile_only: bool = False,
     write_mode: str | None = None,
 ) -> dict[str, Any]:
@@ -66,7 +66,7 @@ def harvest_oaipmh_records(
             since=_parse_since(since),
             since_source=SinceSource(since_source),
             full=bool(full),
-            identifiers=oai_ids or None,
+            identifiers=identifiers or None,
             run_id=run_id,
             reconcile_only=bool(reconcile_only),
             write_mode=write_mode,

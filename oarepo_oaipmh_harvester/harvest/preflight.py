@@ -1,7 +1,14 @@
-"""Checks a provider before a harvester is saved: does it answer, offer the format, have the sets?"""
+"""Checks a provider before a harvester is saved: does it answer, offer the format, have the sets?
+
+An operator waits for this answer in a form: it asks with short timeouts and no long retries,
+reports every problem it finds at once (each on its field), and says what went wrong in a plain
+sentence rather than in the HTTP library's words.
+"""
 
 from __future__ import annotations
 
+import errno
+import socket
 from collections.abc import Sequence
 
 from ..protocol.errors import NoSetHierarchy, OAIHarvestError
@@ -9,48 +16,97 @@ from .run import build_client
 
 
 class PreflightError(Exception):
-    """The provider cannot serve the harvester as configured; `field` names what to fix."""
+    """The provider cannot serve the harvester as configured; `errors` maps fields to problems."""
 
-    def __init__(self, field: str, message: str) -> None:
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        self.errors = errors
+        field, messages = next(iter(errors.items()))
         self.field = field
-        self.message = message
-        super().__init__(message)
+        self.message = messages[0]
+        super().__init__("; ".join(message for messages in errors.values() for message in messages))
 
 
-def check_provider(base_url: str, metadata_prefix: str, setspecs: Sequence[str] = ()) -> None:
-    """Identify, ListMetadataFormats and ListSets (all pages); raise PreflightError on a problem."""
-    with build_client(base_url) as client:
+def plain_reason(error: BaseException) -> str:
+    """Why a request failed, in a few words: "connection refused", "name not known", ..."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError) or getattr(current, "errno", None) == (
+            errno.ECONNREFUSED
+        ):
+            return "connection refused"
+        if isinstance(current, socket.gaierror):
+            return "its host name is not known"
+        if isinstance(current, TimeoutError | socket.timeout) or "timed out" in str(current):
+            return "no answer in time"
+        if "NameResolutionError" in type(current).__name__ or "Name or service not known" in str(
+            current
+        ):
+            return "its host name is not known"
+        if "Connection refused" in str(current):
+            return "connection refused"
+        current = current.__cause__ or current.__context__ or _wrapped_reason(current)
+    return str(error)
+
+
+def _wrapped_reason(error: BaseException) -> BaseException | None:
+    # urllib3's MaxRetryError keeps the last failure in `reason`, not as a cause.
+    reason = getattr(error, "reason", None)
+    return reason if isinstance(reason, BaseException) else None
+
+
+def check_provider(
+    base_url: str,
+    metadata_prefix: str,
+    setspecs: Sequence[str] = (),
+    *,
+    timeout: tuple[float, float] = (3.0, 15.0),
+    max_retries: int = 1,
+) -> None:
+    """Identify, ListMetadataFormats and ListSets (all pages); raise PreflightError on problems."""
+    errors: dict[str, list[str]] = {}
+    with build_client(
+        base_url, timeout=timeout, max_retries=max_retries, max_retry_wait=timeout[1]
+    ) as client:
         try:
             client.identify()
         except OAIHarvestError as error:
             raise PreflightError(
-                "base_url", f"The provider at {base_url} did not answer Identify: {error}"
+                {"base_url": [f"The provider at {base_url} did not answer Identify: {plain_reason(error)}."]}
             ) from None
         try:
             offered = [fmt.prefix for fmt in client.list_metadata_formats()]
         except OAIHarvestError as error:
-            raise PreflightError(
-                "metadata_prefix", f"ListMetadataFormats failed at {base_url}: {error}"
-            ) from None
-        if metadata_prefix not in offered:
-            raise PreflightError(
-                "metadata_prefix",
-                f"The provider does not offer metadata prefix {metadata_prefix!r} "
-                f"(it offers: {', '.join(offered) or 'nothing'}).",
-            )
-        if not setspecs:
-            return
-        try:
-            known = {oai_set.spec for oai_set in client.list_sets()}
-        except NoSetHierarchy:
-            known = set()
-        except OAIHarvestError as error:
-            raise PreflightError("setspecs", f"ListSets failed at {base_url}: {error}") from None
-        missing = [spec for spec in setspecs if spec not in known]
-        if missing:
-            examples = ", ".join(sorted(known)[:10]) or "none"
-            raise PreflightError(
-                "setspecs",
-                f"The provider has no set {', '.join(repr(m) for m in missing)} "
-                f"({len(known)} sets exist, e.g. {examples}).",
-            )
+            errors["metadata_prefix"] = [
+                f"ListMetadataFormats failed at {base_url}: {plain_reason(error)}."
+            ]
+        else:
+            if metadata_prefix not in offered:
+                errors["metadata_prefix"] = [
+                    f"The provider does not offer metadata prefix {metadata_prefix!r} "
+                    f"(it offers: {', '.join(offered) or 'nothing'})."
+                ]
+        if setspecs:
+            _check_sets(client, base_url, setspecs, errors)
+    if errors:
+        raise PreflightError(errors)
+
+
+def _check_sets(
+    client, base_url: str, setspecs: Sequence[str], errors: dict[str, list[str]]
+) -> None:
+    try:
+        known = {oai_set.spec for oai_set in client.list_sets()}
+    except NoSetHierarchy:
+        known = set()
+    except OAIHarvestError as error:
+        errors["setspecs"] = [f"ListSets failed at {base_url}: {plain_reason(error)}."]
+        return
+    missing = [spec for spec in setspecs if spec not in known]
+    if missing:
+        examples = ", ".join(sorted(known)[:10]) or "none"
+        errors["setspecs"] = [
+            f"The provider has no set {', '.join(repr(m) for m in missing)} "
+            f"({len(known)} sets exist, e.g. {examples})."
+        ]

@@ -335,9 +335,16 @@ progress_listener: ContextVar[ProgressCallback | None] = ContextVar(
 
 
 def build_client(
-    base_url: str, harvester_id: str | None = None, request_delay: float | None = None
+    base_url: str,
+    harvester_id: str | None = None,
+    request_delay: float | None = None,
+    *,
+    timeout: tuple[float, float] | None = None,
+    max_retries: int | None = None,
+    max_retry_wait: float | None = None,
 ) -> OAIClient:
-    """An OAI-PMH client configured from the application (timeouts, retries, politeness)."""
+    """An OAI-PMH client configured from the application (timeouts, retries, politeness);
+    the preflight check, which someone waits for, asks with shorter timeouts and retries."""
     from ..protocol.client import OAIClient
 
     config = current_app.config
@@ -352,9 +359,11 @@ def build_client(
         )
     return OAIClient(
         base_url,
-        timeout=tuple(config["OAI_HARVESTER_REQUEST_TIMEOUT"]),
-        max_retries=config["OAI_HARVESTER_MAX_RETRIES"],
-        max_retry_wait=config["OAI_HARVESTER_MAX_RETRY_WAIT"],
+        timeout=timeout or tuple(config["OAI_HARVESTER_REQUEST_TIMEOUT"]),
+        max_retries=config["OAI_HARVESTER_MAX_RETRIES"] if max_retries is None else max_retries,
+        max_retry_wait=(
+            config["OAI_HARVESTER_MAX_RETRY_WAIT"] if max_retry_wait is None else max_retry_wait
+        ),
         max_restarts=config["OAI_HARVESTER_MAX_RESTARTS"],
         user_agent=user_agent,
         request_delay=(

@@ -240,9 +240,7 @@ class HarvesterService(Service):
         try:
             check_provider(loaded["base_url"], loaded["metadata_prefix"], loaded["setspecs"])
         except PreflightError as error:
-            field = getattr(error, "field", None) or "base_url"
-            message = getattr(error, "message", None) or str(error)
-            raise HarvesterValidationError({field: [message]}) from None
+            raise HarvesterValidationError(error.errors) from None
 
     # -- harvesters ------------------------------------------------------------------------
     def read(self, identity: Any, harvester_id: str) -> HarvesterItem:
@@ -487,7 +485,7 @@ class HarvesterService(Service):
                 "since": since.isoformat() if since else None,
                 "since_source": source.value,
                 "full": full,
-                "oai_ids": identifiers or None,
+                "identifiers": identifiers or None,
                 "reconcile_only": reconcile_only,
                 "write_mode": "local",
             },

@@ -165,12 +165,26 @@ class HarvestedRecordSchema(Schema):
     deleted = fields.Boolean(dump_only=True)
     local_pid = fields.String(dump_only=True, allow_none=True)
     has_errors = fields.Boolean(dump_only=True)
+    state = fields.Method("_state", dump_only=True)
+    errors_summary = fields.Method("_errors_summary", dump_only=True)
     errors = fields.List(fields.String(), dump_only=True)
     warnings = fields.List(fields.String(), dump_only=True)
     harvested_at = TZDateTime(timezone=UTC, format="iso", dump_only=True)
     run_id = fields.UUID(dump_only=True, allow_none=True)
     original_xml = fields.String(dump_only=True, allow_none=True)
     transformed = fields.Raw(dump_only=True, allow_none=True)
+
+
+    def _state(self, row: Any) -> str:
+        """In words, for lists: what the source says of the record."""
+        return "deleted at the source" if row.deleted else "live"
+
+    def _errors_summary(self, row: Any) -> str:
+        errors = row.errors or []
+        if not errors:
+            return "none"
+        first = errors[0] if len(errors[0]) <= 80 else errors[0][:79] + "…"
+        return first if len(errors) == 1 else f"{first} (+{len(errors) - 1} more)"
 
 
 class HarvestedRecordListSchema(HarvestedRecordSchema):

@@ -103,6 +103,8 @@ class PanelSettings:
             "ACCOUNTS_LOCAL_LOGIN_ENABLED": True,
             "SECURITY_CONFIRMABLE": False,
             "LOGGING_CONSOLE_LEVEL": "WARNING",
+            # The browser test polls the API while runs go on.
+            "RATELIMIT_AUTHENTICATED_USER": "20000 per hour;1000 per minute",
             **self.extra_config,
         }
 
@@ -174,6 +176,7 @@ def _prepare_in_app(email: str, password: str, demo_base_url: str | None) -> Non
     from invenio_search.utils import prefix_index
     from sqlalchemy_utils.functions import create_database, database_exists
 
+    from ..models import OAIHarvester
     from ..proxies import current_harvester_service
 
     url = db.engine.url.render_as_string(hide_password=False)
@@ -198,7 +201,12 @@ def _prepare_in_app(email: str, password: str, demo_base_url: str | None) -> Non
         db.session.add(ActionRoles(action="administration-access", role=role))
         db.session.add(ActionRoles(action="superuser-access", role=role))
         db.session.commit()
-    if demo_base_url and not current_harvester_service.exists("demo"):
+    if demo_base_url and db.session.get(OAIHarvester, "demo") is not None:
+        # The bundled provider listens on a new port each time.
+        current_harvester_service.update(
+            system_identity, "demo", {"base_url": demo_base_url}, check=False
+        )
+    elif demo_base_url:
         current_harvester_service.create(
             system_identity,
             {

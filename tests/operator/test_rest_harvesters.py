@@ -257,7 +257,7 @@ def test_run_body_since_full_and_identifiers(as_admin, harvesters, corpus, provi
     res = as_admin.post(f"{API}/a/run", json={"identifiers": wanted, "title": "Two records"})
     assert res.status_code == 202
     assert (res.json["title"], res.json["total_entries"]) == ("Two records", 2)
-    assert res.json["args"]["oai_ids"] == wanted
+    assert res.json["args"]["identifiers"] == wanted
     assert [r["identifier"] for r in provider.requests_for("GetRecord")] == wanted
 
     res = as_admin.post(f"{API}/a/run", json={"since": "2024-01-01T00:30:00Z"})

@@ -186,7 +186,7 @@ def test_reharvest_runs_get_record_for_that_identifier(as_admin, harvesters, cor
 
     res = as_admin.post(f"{API}/a/{wanted}/reharvest")
     assert res.status_code == 202, res.json
-    assert res.json["status"] == "SUCCESS" and res.json["args"]["oai_ids"] == [wanted]
+    assert res.json["status"] == "SUCCESS" and res.json["args"]["identifiers"] == [wanted]
     assert res.json["title"] == f"Re-harvest {wanted}"
     assert [r["identifier"] for r in provider.requests_for("GetRecord")] == [wanted]
     record = as_admin.get(f"{API}/a/{wanted}").json

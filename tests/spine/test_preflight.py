@@ -28,3 +28,26 @@ def test_provider_that_does_not_answer(app, provider):
     with pytest.raises(PreflightError, match="did not answer Identify") as raised:
         check_provider(provider.base_url.replace("/oai", "/nothing-here"), "oai_dc", [])
     assert raised.value.field == "base_url"
+
+
+def test_every_problem_is_reported_at_once_on_its_field(provider):
+    with pytest.raises(PreflightError) as raised:
+        check_provider(provider.base_url, "marc21", ["chem"])
+    assert set(raised.value.errors) == {"metadata_prefix", "setspecs"}
+    assert "marc21" in raised.value.errors["metadata_prefix"][0]
+    assert "'chem'" in raised.value.errors["setspecs"][0]
+
+
+def test_a_dead_endpoint_is_reported_quickly_in_plain_words():
+    import socket
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(PreflightError) as raised:
+        check_provider(f"http://127.0.0.1:{port}/oai", "oai_dc", [])
+    assert time.monotonic() - started < 10  # not minutes of retries
+    (message,) = raised.value.errors["base_url"]
+    assert message.endswith("did not answer Identify: connection refused.")

@@ -1,0 +1,251 @@
+"""An administrator's journey through the panel, in headless Chromium.
+
+Log in; a create form that refuses bad input on the right fields; create a harvester with sets
+and a harvest manager; edit it; run it now (full, since, identifiers, reconcile only) and see
+each result on its page; records list with facets and a record's detail; re-harvest a record;
+schedule the harvester's job in Administration -> Jobs and see the scheduler start it; the
+Job edit page; delete a harvester.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+from oarepo_oaipmh_harvester.testing.panel import ADMIN_EMAIL, ADMIN_PASSWORD
+
+from .journey import Browser, wait_until
+
+pytestmark = pytest.mark.browser
+
+LIST_PAGE = re.compile(r"/administration/oai-harvesters(\?.*)?$")
+"""Where create, edit and delete go when they succeed."""
+
+README_SCREENSHOTS = Path(__file__).parent / "screenshots"
+"""Screenshots the README shows, refreshed by each run of this test."""
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]  # closed again when the probe goes
+
+
+def runs_of(browser: Browser, harvester_id: str) -> list[dict]:
+    return browser.api("GET", f"/api/oai-harvest/harvesters/{harvester_id}/runs").json()["hits"][
+        "hits"
+    ]
+
+
+def finished_runs(browser: Browser, harvester_id: str, count: int) -> list[dict]:
+    """Wait until the harvester has `count` runs and none is queued or running."""
+
+    def done():
+        runs = runs_of(browser, harvester_id)
+        if len(runs) >= count and all(run["status"] not in ("QUEUED", "RUNNING") for run in runs):
+            return runs
+        return None
+
+    return wait_until(done, timeout=120)
+
+
+def open_run_form(browser: Browser) -> None:
+    browser.page.get_by_role("button", name="Run now").first.click()
+    browser.page.locator(".ui.modal form#action-form").wait_for()
+
+
+def submit_run_form(browser: Browser) -> None:
+    browser.page.locator(".ui.modal button[type=submit]").click()
+    browser.page.locator(".ui.modal").wait_for(state="detached")
+
+
+def test_admin_journey(chromium: Browser, browser_provider, browser_corpus, run_scheduler_once):
+    browser = chromium
+    page = browser.page
+    provider = browser_provider.base_url
+
+    with browser.step("login"):
+        browser.log_in(ADMIN_EMAIL, ADMIN_PASSWORD)
+        browser.goto("/administration/oai-harvesters")
+        page.get_by_text("OAI-PMH harvesters").first.wait_for()
+
+    # -- bad input shows on the right field --------------------------------------------------
+    with browser.step("create-dead-endpoint", expect=[(400, r"/api/oai-harvest/harvesters")]):
+        browser.goto("/administration/oai-harvesters/create")
+        browser.fill("id", "journey")
+        browser.fill("name", "Journey")
+        browser.fill("base_url", f"http://127.0.0.1:{closed_port()}/oai")
+        browser.fill("metadata_prefix", "oai_dc")
+        browser.choose("target", "oai-sample-records")
+        page.get_by_role("button", name="Save").click()
+        wait_until(lambda: browser.error_of("base_url"), timeout=15)
+        assert "did not answer" in browser.error_of("base_url")
+        assert "connection refused" in browser.error_of("base_url").lower()
+        assert "urllib3" not in browser.error_of("base_url")
+
+    with browser.step(
+        "create-unknown-prefix-and-set", expect=[(400, r"/api/oai-harvest/harvesters")]
+    ):
+        browser.fill("base_url", provider)
+        browser.fill("metadata_prefix", "marc21")
+        browser.add_choices("setspecs", ["nosuchset"])
+        page.get_by_role("button", name="Save").click()
+        wait_until(lambda: browser.error_of("metadata_prefix"), timeout=15)
+        assert "marc21" in browser.error_of("metadata_prefix")
+        # Several problems at once: each on its field.
+        assert "nosuchset" in browser.error_of("setspecs")
+
+    # -- create with sets and a harvest manager ----------------------------------------------
+    with browser.step("create"):
+        browser.goto("/administration/oai-harvesters/create")
+        browser.fill("id", "journey")
+        browser.fill("name", "Journey")
+        browser.fill("base_url", provider)
+        browser.fill("metadata_prefix", "oai_dc")
+        browser.add_choices("setspecs", ["phys", "math"])
+        browser.choose("target", "oai-sample-records")
+        browser.choose("harvest_managers", ADMIN_EMAIL)
+        browser.fill("request_delay", "0")
+        page.get_by_role("button", name="Save").click()
+        page.wait_for_url(LIST_PAGE)
+        created = browser.api("GET", "/api/oai-harvest/harvesters/journey").json()
+        assert created["setspecs"] == ["phys", "math"]
+        assert len(created["harvest_managers"]) == 1 and created["request_delay"] == 0
+
+    with browser.step("edit"):
+        browser.goto("/administration/oai-harvesters/journey/edit")
+        page.locator("[name='name']").first.wait_for()
+        browser.fill("name", "Journey, renamed")
+        browser.add_choices("setspecs", ["phys:astro"])
+        page.get_by_role("button", name="Save").click()
+        page.wait_for_url(LIST_PAGE)
+        edited = browser.api("GET", "/api/oai-harvest/harvesters/journey").json()
+        assert edited["name"] == "Journey, renamed"
+        assert edited["setspecs"] == ["phys", "math", "phys:astro"]
+
+    # -- run now: full, since, identifiers, reconcile only ----------------------------------
+    with browser.step("run-now-full"):
+        browser.goto("/administration/oai-harvesters/journey")
+        open_run_form(browser)
+        page.locator(".ui.modal .field:has([name='full']) .checkbox").click()
+        submit_run_form(browser)
+        (run,) = finished_runs(browser, "journey", 1)
+        assert run["status"] == "SUCCESS", run["message"]
+        assert run["args"]["full"] is True
+        # Sets one after another: a record of phys:astro is listed twice (phys includes it).
+        listed = [browser_corpus.select(set_spec=spec) for spec in ("phys", "math", "phys:astro")]
+        assert run["total_entries"] == sum(map(len, listed))
+        live = {record.identifier for records in listed for record in records if not record.deleted}
+        assert run["inserted_entries"] == len(live) and run["errored_entries"] == 0
+
+    with browser.step("detail-with-runs"):
+        browser.goto("/administration/oai-harvesters/journey")
+        table = page.locator("#oai-harvester-runs")
+        table.wait_for()
+        first_row = table.locator("tbody tr").first
+        assert "SUCCESS" in first_row.inner_text()
+        assert "Run now" in first_row.inner_text()
+        shutil.copy(
+            browser.screenshot("detail-with-runs"), README_SCREENSHOTS / "harvester-detail.png"
+        )
+
+    with browser.step("run-now-since-identifiers"):
+        # One of the harvester's sets: the reconciliation below keeps to them.
+        identifier = min(
+            r.identifier for r in browser_corpus.select(set_spec="math") if not r.deleted
+        )
+        browser.goto("/administration/oai-harvesters/journey")
+        open_run_form(browser)
+        browser.fill("since", "2024-03-01T00:00:00+00:00")
+        browser.fill("identifiers", f"{identifier}\noai:nowhere:1")
+        submit_run_form(browser)
+        runs = finished_runs(browser, "journey", 2)
+        assert runs[0]["args"]["identifiers"] == [identifier, "oai:nowhere:1"]
+        assert runs[0]["total_entries"] == 2 and runs[0]["errored_entries"] == 1
+
+    with browser.step("run-now-reconcile-only"):
+        browser.goto("/administration/oai-harvesters")
+        page.locator("tr", has_text="journey").get_by_role("button", name="Run now").click()
+        page.locator(".ui.modal form#action-form").wait_for()
+        page.locator(".ui.modal .field:has([name='reconcile_only']) .checkbox").click()
+        submit_run_form(browser)
+        runs = finished_runs(browser, "journey", 3)
+        assert runs[0]["args"]["reconcile_only"] is True
+        assert runs[0]["status"] == "SUCCESS", runs[0]["message"]
+
+    # -- records list with facets, record detail, re-harvest ---------------------------------
+    with browser.step("records-list"):
+        browser.goto("/administration/oai-harvested-records?f=harvester%3Ajourney")
+        results = page.locator("table tbody tr")
+        results.first.wait_for()
+        body = page.inner_text("body")
+        for facet in ("Harvester", "Deleted at the source", "With errors"):
+            assert facet in body
+        assert "live" in body and "none" in body  # state and errors in words
+        shutil.copy(browser.screenshot("records-list"), README_SCREENSHOTS / "records-list.png")
+
+    with browser.step("record-detail-and-reharvest"):
+        record_id = f"journey/{identifier}"
+        browser.goto(f"/administration/oai-harvested-records/{record_id}")
+        page.get_by_text(identifier).first.wait_for()
+        assert "<dc:title>" in page.locator("pre").first.inner_text() or "title" in page.content()
+        page.get_by_role("button", name="Re-harvest").first.click()
+        page.locator(".ui.modal button[type=submit]").click()
+        runs = finished_runs(browser, "journey", 4)
+        assert runs[0]["title"] == f"Re-harvest {identifier}"
+        assert runs[0]["status"] == "SUCCESS" and runs[0]["args"]["identifiers"] == [identifier]
+
+    # -- schedule the harvester's job in Administration -> Jobs ------------------------------
+    harvester = browser.api("GET", "/api/oai-harvest/harvesters/journey").json()
+    job_id = harvester["job"]["id"]
+    with browser.step("job-edit-page"):
+        browser.goto(f"/administration/jobs/{job_id}/edit")
+        page.locator("form").first.wait_for()
+        assert page.locator("[name='title']").first.is_visible()
+
+    with browser.step("schedule-job"):
+        browser.goto(f"/administration/jobs/{job_id}")
+        page.get_by_role("button", name="Schedule").first.click()
+        modal = page.locator(".ui.modal")
+        modal.wait_for()
+        modal.get_by_text("Interval").first.click()
+        modal.locator("[name='hours']").fill("6")
+        modal.locator("button[type=submit], button:has-text('Save')").first.click()
+        modal.wait_for(state="detached")
+        job = browser.api("GET", f"/api/jobs/{job_id}").json()
+        assert job["schedule"]["type"] == "interval" and job["schedule"]["hours"] == 6
+        assert job["active"] is True
+
+    with browser.step("scheduler-starts-the-run"):
+        assert "started harvest_oaipmh_records_journey" in run_scheduler_once(
+            "harvest_oaipmh_records_journey"
+        )
+        runs = finished_runs(browser, "journey", 5)
+        assert runs[0]["status"] == "SUCCESS", runs[0]["message"]
+        browser.goto("/administration/oai-harvesters/journey")
+        assert "every 6 hours" in page.locator("#oai-harvester-jobs").inner_text()
+        assert "Scheduled run" in page.locator("#oai-harvester-runs tbody tr").first.inner_text()
+
+    # -- delete -------------------------------------------------------------------------------
+    with browser.step("delete"):
+        browser.api(
+            "POST",
+            "/api/oai-harvest/harvesters?check=false",
+            data={
+                "id": "to-delete",
+                "name": "To delete",
+                "base_url": provider,
+                "metadata_prefix": "oai_dc",
+                "target": "oai-sample-records",
+            },
+            headers={"Content-Type": "application/json"},
+        )
+        browser.goto("/administration/oai-harvesters/to-delete")
+        page.locator("button.red, button:has(i.trash)").first.click()
+        page.locator(".ui.modal").get_by_role("button", name="Delete").click()
+        page.wait_for_url(LIST_PAGE)
+        assert browser.api("GET", "/api/oai-harvest/harvesters/to-delete").status == 404
