@@ -1,13 +1,16 @@
 """The OAI-PMH protocol layer (client side): no Flask, no database, only HTTP and XML.
 
-- :mod:`.client` - :class:`OAIClient` and its lazy list streams,
-- :mod:`.records` - the immutable values the client returns,
+- :mod:`.client` - :class:`OAIClient`, one method per verb,
+- :mod:`.options` - :class:`ProtocolOptions`, every tuning knob and its default,
+- :mod:`.streams` - the lazy list streams (resumption tokens, restarts, loops),
+- :mod:`.items` and :mod:`.records` - building the immutable values the client returns,
+- :mod:`.response` - one parsed response and its OAI-PMH errors,
 - :mod:`.datestamps` - granularity, formatting and tolerant parsing of datestamps,
 - :mod:`.errors` - everything the layer raises (all subclasses of OAIHarvestError),
 - :mod:`.transport` and :mod:`.parsing` - HTTP with bounded retries, and safe XML parsing.
 """
 
-from .client import HeaderStream, OAIClient, RecordStream
+from .client import OAIClient
 from .datestamps import Granularity, MalformedDatestamp, format_datestamp, parse_datestamp
 from .errors import (
     BadArgument,
@@ -25,7 +28,9 @@ from .errors import (
     TokenLoopError,
     TooManyRestarts,
 )
+from .options import ProtocolOptions
 from .records import IdentifyProfile, MetadataFormat, OAIHeader, OAIRecord, OAISet
+from .streams import HeaderStream, RecordStream
 
 __all__ = [
     "BadArgument",
@@ -49,6 +54,7 @@ __all__ = [
     "OAIRecord",
     "OAISet",
     "OAITransportError",
+    "ProtocolOptions",
     "RecordStream",
     "TokenLoopError",
     "TooManyRestarts",

@@ -1,6 +1,6 @@
 """OAI-PMH datestamps: UTC, at day or second granularity.
 
-Formatting is strict (what we send must be exactly what the protocol allows); parsing is
+Decision owned here: which datestamps we send and which we accept.  Formatting is strict (what we send must be exactly what the protocol allows); parsing is
 tolerant (what real providers send is not always what the protocol allows).
 """
 

@@ -1,6 +1,6 @@
 """Exceptions of the OAI-PMH protocol layer.
 
-Every exception derives from :class:`OAIHarvestError` and its ``str()`` is a complete
+Decision owned here: how each failure is named and worded.  Every exception derives from :class:`OAIHarvestError` and its ``str()`` is a complete
 sentence an operator can act on (what failed, where, and usually why).  All of them pickle
 with their attributes intact, because Celery moves exceptions between processes.
 """

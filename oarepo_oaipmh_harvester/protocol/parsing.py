@@ -1,6 +1,7 @@
 """Turning the bytes of an OAI-PMH response into a parsed tree, once and safely.
 
-Real providers send characters that XML 1.0 forbids (DSpace is notorious for vertical tabs
+Decision owned here: which bytes are an OAI-PMH document, and how much broken input is
+repaired rather than refused.  Real providers send characters that XML 1.0 forbids (DSpace is notorious for vertical tabs
 and other C0 controls copied from PDFs).  Rejecting the page would stop a harvest forever
 over one character, and a recovering parser would silently drop records, so instead each
 forbidden character is swapped for a placeholder before parsing; after parsing the
@@ -27,6 +28,17 @@ OAI_NAMESPACE = "http://www.openarchives.org/OAI/2.0/"
 def oai(tag: str) -> str:
     """The Clark name of an element in the OAI-PMH namespace."""
     return f"{{{OAI_NAMESPACE}}}{tag}"
+
+
+def text_of(element: etree._Element, tag: str) -> str:
+    """The stripped text of ``element``'s first child ``tag`` (a Clark name), "" if none."""
+    child = element.find(tag)
+    return (child.text or "").strip() if child is not None else ""
+
+
+def child_text(element: etree._Element | None, tag: str) -> str:
+    """Like :func:`text_of` for a child in the OAI-PMH namespace; "" for no element."""
+    return text_of(element, oai(tag)) if element is not None else ""
 
 
 _INVALID_BYTES = -1  # the "kind" of a placeholder that stands for undecodable bytes
@@ -284,4 +296,13 @@ def _describe(counts: Counter[int], encoding: str) -> list[str]:
     return messages
 
 
-__all__ = ["OAI_NAMESPACE", "ParsedDocument", "detect_encoding", "oai", "parse_document"]
+__all__ = [
+    "OAI_NAMESPACE",
+    "ParsedDocument",
+    "child_text",
+    "detect_encoding",
+    "oai",
+    "parse_document",
+    "safe_parser",
+    "text_of",
+]

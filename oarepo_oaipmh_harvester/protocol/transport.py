@@ -1,6 +1,7 @@
 """HTTP transport of the OAI-PMH client: one logical request, retried where that helps.
 
-Retries of the HTTP exchange itself (connection errors, timeouts, 429 and 5xx) are done by
+Decision owned here: which HTTP exchanges are retried, how long we wait, and how much we
+read.  Retries of the HTTP exchange itself (connection errors, timeouts, 429 and 5xx) are done by
 urllib3 through :class:`BoundedRetry`, which adds what urllib3's ``Retry`` lacks for
 harvesting: a cap on ``Retry-After`` and a bound on the total time one request may spend
 waiting.  Failures while reading the body (connection dropped mid-response) happen after
@@ -34,6 +35,7 @@ from urllib3.util.retry import Retry
 
 from .. import __version__
 from .errors import MalformedResponse, OAITransportError
+from .options import ProtocolOptions
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +70,7 @@ class BoundedRetry(Retry):
     the waits of one request would add up to more than ``max_wait`` the request fails.
     """
 
-    def __init__(self, *args: Any, max_wait: float = 300.0, waited: float = 0.0, **kw: Any):
+    def __init__(self, *args: Any, max_wait: float, waited: float = 0.0, **kw: Any):
         super().__init__(*args, **kw)
         self.max_wait = max_wait
         self.waited = waited
@@ -181,23 +183,19 @@ class Transport:
     def __init__(
         self,
         base_url: str,
+        options: ProtocolOptions,
         *,
-        timeout: float | tuple[float, float],
-        max_retries: int,
-        backoff_factor: float,
-        max_retry_wait: float,
         user_agent: str | None,
-        request_delay: float,
-        max_response_bytes: int,
         session: requests.Session | None,
     ) -> None:
         self.base_url = base_url
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.backoff_factor = backoff_factor
-        self.max_retry_wait = max_retry_wait
-        self.request_delay = request_delay
-        self.max_response_bytes = max_response_bytes
+        self.options = options
+        self.timeout = options.timeout
+        self.max_retries = options.max_retries
+        self.backoff_factor = options.backoff_factor
+        self.max_retry_wait = options.max_retry_wait
+        self.request_delay = options.request_delay
+        self.max_response_bytes = options.max_response_bytes
         self.request_count = 0
         self.headers = {
             "User-Agent": user_agent or DEFAULT_USER_AGENT,
@@ -208,18 +206,18 @@ class Transport:
         self._own_session = session is None
         self.session = session or requests.Session()
         self.retry = BoundedRetry(
-            total=max_retries,
-            connect=max_retries,
-            read=max_retries,
-            status=max_retries,
+            total=self.max_retries,
+            connect=self.max_retries,
+            read=self.max_retries,
+            status=self.max_retries,
             other=0,
             allowed_methods=frozenset({"GET"}),
             status_forcelist=RETRY_STATUSES,
-            backoff_factor=backoff_factor,
-            backoff_max=max_retry_wait,
+            backoff_factor=self.backoff_factor,
+            backoff_max=self.max_retry_wait,
             respect_retry_after_header=True,
             raise_on_status=False,  # we want the last response to report its status
-            max_wait=max_retry_wait,
+            max_wait=self.max_retry_wait,
         )
         self._mount()
         self._last_request_end: float | None = None
