@@ -14,8 +14,9 @@ tokens ``sickle.models.ResumptionToken``, so code written against sickle's API w
 ours.  Its behaviour is replaced where it is wrong for harvesting:
 
 - ``Sickle.harvest``/``_request`` call the module-level ``requests.get`` (no session, so no
-  keep-alive and no adapter to retry through), retry only on an integer ``Retry-After``,
-  and read bodies of any size; :class:`~.transport.Transport` does the HTTP instead;
+  keep-alive and no adapter to retry through or to check addresses in), retry only on an
+  integer ``Retry-After``, follow redirects anywhere and read bodies of any size, for any
+  time; :class:`~.transport.Transport` does the HTTP instead;
 - ``OAIResponse.xml`` re-parses on every access with a recovering parser that silently
   drops what it cannot read; :class:`~.response.OAIPage` is parsed once, strictly;
 - ``BaseOAIIterator._next_response`` raises on every ``<error>``, takes any descendant
@@ -36,7 +37,7 @@ import requests
 from sickle import Sickle
 
 from .datestamps import Granularity
-from .errors import MalformedResponse, OAITransportError
+from .errors import MalformedResponse, OAITransportError, limited
 from .items import build_header, build_record, record_from_xml
 from .options import ProtocolOptions
 from .parsing import child_text, oai, parse_document
@@ -177,7 +178,7 @@ class OAIClient:
         deleted_record = child_text(element, "deletedRecord").lower()
         if deleted_record not in DELETED_RECORD_VALUES:
             errors.append(
-                f"Identify states deletedRecord {deleted_record!r}; assuming 'no' "
+                f"Identify states deletedRecord {limited(repr(deleted_record))}; assuming 'no' "
                 f"(deletions are not reported)."
             )
             deleted_record = "no"
@@ -185,7 +186,7 @@ class OAIClient:
             # The engine derives its harvest window from this date; guessing would lose records.
             raise MalformedResponse(
                 f"The Identify response from {page.url} has no valid responseDate "
-                f"({page.response_date_text!r}).",
+                f"({limited(repr(page.response_date_text))}).",
                 url=page.url,
             )
         for message in errors:
@@ -284,9 +285,11 @@ class OAIClient:
             error = OAIPage(raw, params, document).error()
             if error is not None:
                 raise error
-        after = f" (after {raw.retries} retries)" if raw.retries else ""
+        after = f"after {raw.retries} retries; " if raw.retries else ""
+        kind = (raw.content_type or "no content type").split(";")[0].strip()
         raise OAITransportError(
-            f"HTTP {raw.status} {raw.reason} from {raw.url}{after}.",
+            f"HTTP {raw.status} {raw.reason} from {raw.url} ({after}{len(raw.body)} bytes, "
+            f"{kind}; not an OAI-PMH error document).",
             url=raw.url,
             status_code=raw.status,
         )

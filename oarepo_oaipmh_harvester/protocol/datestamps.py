@@ -40,7 +40,7 @@ class Granularity(StrEnum):
         if normalized.upper() == "YYYY-MM-DD":
             return cls.DAY
         raise ValueError(
-            f"Unknown datestamp granularity {value!r} in the provider's Identify response; "
+            f"Unknown datestamp granularity {value[:60]!r} in the provider's Identify response; "
             f"OAI-PMH allows only {cls.DAY.value!r} and {cls.SECONDS.value!r}."
         )
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from .networks import DEFAULT_FORBIDDEN_NETWORKS, parse_networks
+
 
 @dataclass(frozen=True, slots=True)
 class ProtocolOptions:
@@ -41,6 +43,28 @@ class ProtocolOptions:
     max_response_bytes: int = 100 * 1024 * 1024
     #: Consecutive empty pages that still carry a resumption token before TokenLoopError.
     max_empty_pages: int = 10
+    #: Networks (CIDR) the client never connects to, checked after DNS resolution on every
+    #: connection, redirect targets included (see :mod:`.networks`).
+    forbidden_networks: tuple[str, ...] = DEFAULT_FORBIDDEN_NETWORKS
+    #: Follow redirects to any origin; otherwise only within the base URL's origin
+    #: (scheme, host, port) and ``allowed_redirect_origins``.
+    allow_cross_origin_redirects: bool = False
+    #: Further origins redirects may lead to, e.g. ``("https://oai.example.org",)``.
+    allowed_redirect_origins: tuple[str, ...] = ()
+    #: Redirects followed for one request.
+    max_redirects: int = 10
+    #: Total time one HTTP exchange may take, from sending the request to the body's last
+    #: byte (the read timeout bounds each read only).  Not retried when exceeded.
+    request_deadline: float = 300.0
+    #: Largest record (its serialised XML) kept; a larger one keeps its header and an error.
+    max_record_bytes: int = 5 * 1024 * 1024
+    #: Pages one list may have, restarts included (200,000 records at 10 a page is 20,000).
+    max_pages: int = 100_000
+    #: No-progress rule: over any ``progress_window`` consecutive pages of a list, the
+    #: provider must average at least ``min_items_per_page`` items (or advance its cursor,
+    #: within completeListSize, as much).  0 turns the rule off.
+    progress_window: int = 100
+    min_items_per_page: float = 0.25
 
     def __post_init__(self) -> None:
         timeout = self.timeout
@@ -53,14 +77,32 @@ class ProtocolOptions:
                 f"timeout must be positive (connect, read) seconds, not {self.timeout!r}"
             )
         object.__setattr__(self, "timeout", timeout)
-        for name in ("max_retries", "max_restarts", "max_empty_pages"):
+        for name in ("forbidden_networks", "allowed_redirect_origins"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                value = (value,)
+            object.__setattr__(self, name, tuple(str(item) for item in value))
+        try:
+            parse_networks(self.forbidden_networks)
+        except ValueError as error:
+            raise ValueError(f"forbidden_networks: {error}") from None
+        for name in ("max_retries", "max_restarts", "max_empty_pages", "max_redirects"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, not {getattr(self, name)!r}")
         for name in ("backoff_factor", "max_retry_wait", "request_delay"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0 seconds, not {getattr(self, name)!r}")
-        if self.max_response_bytes <= 0:
-            raise ValueError("max_response_bytes must be > 0")
+        for name in (
+            "max_response_bytes",
+            "request_deadline",
+            "max_record_bytes",
+            "max_pages",
+            "progress_window",
+        ):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be > 0, not {getattr(self, name)!r}")
+        if self.min_items_per_page < 0:
+            raise ValueError(f"min_items_per_page must be >= 0, not {self.min_items_per_page!r}")
 
     @property
     def connect_timeout(self) -> float:

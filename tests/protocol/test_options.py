@@ -53,6 +53,17 @@ def test_keyword_overrides_and_options_object() -> None:
     assert base.max_restarts == 3  # frozen: the caller's options are not changed
 
 
+def test_page_limit_default_never_meets_a_large_harvest() -> None:
+    # 200,000 records at 10 a page, restarted the allowed number of times
+    defaults = ProtocolOptions()
+    assert defaults.max_pages > 200_000 // 10 * (1 + defaults.max_restarts)
+
+
+def test_default_deadline_is_a_few_read_timeouts() -> None:
+    defaults = ProtocolOptions()
+    assert 2 * defaults.read_timeout <= defaults.request_deadline <= 5 * defaults.read_timeout
+
+
 def test_unknown_option_is_refused() -> None:
     with pytest.raises(TypeError, match="max_retrys"):
         OAIClient("http://127.0.0.1:9/oai", max_retrys=3)
@@ -62,7 +73,16 @@ def test_unknown_option_is_refused() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    [{"max_retries": -1}, {"max_restarts": -1}, {"max_response_bytes": 0}, {"timeout": (1, 0)}],
+    [
+        {"max_retries": -1},
+        {"max_restarts": -1},
+        {"max_response_bytes": 0},
+        {"timeout": (1, 0)},
+        {"request_deadline": 0},
+        {"max_record_bytes": 0},
+        {"max_pages": 0},
+        {"forbidden_networks": ("not-a-network",)},
+    ],
 )
 def test_invalid_options_are_refused(bad) -> None:
     with pytest.raises(ValueError, match=next(iter(bad))):
