@@ -245,7 +245,9 @@ class OAIClient:
             raise MalformedResponse(
                 f"The GetRecord response from {page.url} contains no <record>.", url=page.url
             )
-        return build_record(element, page.item_errors.get(element, ()))
+        return build_record(
+            element, page.item_errors.get(element, ()), max_bytes=self.options.max_record_bytes
+        )
 
     def list_sets(self) -> Iterator[OAISet]:
         """All sets, following resumption tokens; a provider without sets yields none."""

@@ -4,7 +4,8 @@ Decision owned here: when a list ends, when it starts over and when it is given 
 ends on an absent or empty token (and on ``noRecordsMatch`` & co., which are empty lists);
 it restarts from its first request on ``badResumptionToken`` (at most ``max_restarts``
 times); it is given up, with :class:`~.errors.TokenLoopError`, when the provider's tokens
-do not advance (a token seen before, endless empty pages).
+do not advance (a token seen before, endless empty pages) or, by :mod:`.progress`, when the
+list goes on too long or gets nowhere.
 
 The streams keep sickle's iterator protocol (``BaseOAIIterator``: the constructor sends the
 first request, ``next()`` yields items, ``resumption_token``/``oai_response``/``params``),
@@ -26,9 +27,16 @@ from lxml import etree
 from sickle.iterator import BaseOAIIterator
 from sickle.models import ResumptionToken
 
-from .errors import BadResumptionToken, OAIProtocolError, TokenLoopError, TooManyRestarts
+from .errors import (
+    BadResumptionToken,
+    OAIProtocolError,
+    TokenLoopError,
+    TooManyRestarts,
+    limited,
+)
 from .items import build_header, build_metadata_format, build_record, build_set
 from .parsing import oai
+from .progress import ProgressGuard
 from .records import MetadataFormat, OAIHeader, OAIRecord, OAISet
 from .response import OAIPage
 
@@ -94,6 +102,7 @@ class _ListStream(BaseOAIIterator, Generic[T]):
         self._seen_tokens: set[str] = set()
         self._token_order: deque[str] = deque()
         self._empty_pages = 0
+        self._progress = ProgressGuard(self.options, self.verb)
         super().__init__(sickle, dict(self._first_params), ignore_deleted=ignore_deleted)
 
     def __repr__(self) -> str:
@@ -144,7 +153,7 @@ class _ListStream(BaseOAIIterator, Generic[T]):
         self.oai_response = page
         container = page.verb_element(self.verb)
         self._items = container.iterchildren(oai(self.item_tag))
-        has_items = container.find(oai(self.item_tag)) is not None
+        item_count = sum(1 for _ in container.iterchildren(oai(self.item_tag)))
         token_element = container.find(oai("resumptionToken"))
         if token_element is not None:
             self.cursor = int_attribute(token_element, "cursor")
@@ -157,12 +166,21 @@ class _ListStream(BaseOAIIterator, Generic[T]):
         if token in self._seen_tokens:
             what = "the token it was just sent" if token == sent_token else "an earlier token"
             raise TokenLoopError(
-                f"The provider at {page.url} answered with {what} ({token!r}) after "
+                f"The provider at {page.url} answered with {what} ({limited(repr(token))}) after "
                 f"{self.pages} pages of {self.verb}; following it would never end.",
                 url=page.url,
                 token=token,
             )
-        self._empty_pages = 0 if has_items else self._empty_pages + 1
+        progress = self._progress.check(
+            url=page.url,
+            pages=self.pages,
+            items=item_count,
+            cursor=self.cursor,
+            complete_list_size=self.complete_list_size,
+            token=token,
+        )
+        # An empty page that moved its cursor (within completeListSize) is not "empty".
+        self._empty_pages = 0 if progress else self._empty_pages + 1
         if self._empty_pages > self.options.max_empty_pages:
             raise TokenLoopError(
                 f"The provider at {page.url} sent {self._empty_pages} empty {self.verb} pages "
@@ -213,6 +231,7 @@ class _ListStream(BaseOAIIterator, Generic[T]):
         self._seen_tokens.clear()
         self._token_order.clear()
         self._empty_pages = 0
+        self._progress.reset()
 
 
 def _errors_of(element: etree._Element, page: OAIPage | None) -> list[str]:
@@ -226,7 +245,9 @@ class RecordStream(_ListStream[OAIRecord]):
     item_tag = "record"
 
     def _build(self, element: etree._Element, page: OAIPage | None) -> OAIRecord:
-        return build_record(element, _errors_of(element, page))
+        return build_record(
+            element, _errors_of(element, page), max_bytes=self.options.max_record_bytes
+        )
 
 
 class HeaderStream(_ListStream[OAIHeader]):
