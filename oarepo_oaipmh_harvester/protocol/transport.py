@@ -142,14 +142,14 @@ class Transport:
         self._last_request_end: float | None = None
 
     def _mount(self) -> None:
-        adapter = GuardedAdapter(self.forbidden, max_retries=self.retry)
+        self._adapter = adapter = GuardedAdapter(self.forbidden, max_retries=self.retry)
         if self._own_session:
             self.session.mount("http://", adapter)
             self.session.mount("https://", adapter)
             return
         # A caller's session keeps any custom adapter (a mock, a proxy shim) for our URL;
-        # otherwise it gets ours, for this provider's origin only.
-        if type(self.session.get_adapter(self.base_url)) is HTTPAdapter:
+        # otherwise it gets ours (replacing another client's), for this origin only.
+        if type(self.session.get_adapter(self.base_url)) in (HTTPAdapter, GuardedAdapter):
             parts = urlsplit(self.base_url)
             self.session.mount(f"{parts.scheme}://{parts.netloc}/", adapter)
 
@@ -217,7 +217,7 @@ class Transport:
             url = self._follow(url, urljoin(response.url or url, target), status, redirects)
 
     def _send(self, url: str, exchange: deadline.Exchange) -> requests.Response:
-        guarded = isinstance(self.session.get_adapter(url), GuardedAdapter)
+        guarded = self.session.get_adapter(url) is self._adapter
         if self.forbidden and (not guarded or self._proxied(url)):
             # Not our connections (a proxy, a caller's adapter): check the name ourselves.
             check_url_allowed(url, self.options.forbidden_networks)

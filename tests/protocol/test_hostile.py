@@ -9,6 +9,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+import requests
 
 from oarepo_oaipmh_harvester.protocol.errors import (
     ForbiddenAddress,
@@ -321,3 +322,90 @@ def test_slow_answer_within_the_deadline_is_read(server, make_client) -> None:
     client = make_client(server.base_url, timeout=(1.0, 1.0), request_deadline=10.0)
     server.answer(lambda hit: Reply(body=identify(), headers=XML, trickle=0.01, trickle_size=200))
     assert client.identify().repository_name == "Canned"
+
+
+# -- the same guarantees over TLS and on a caller's session -------------------------------------
+
+
+@pytest.fixture
+def tls_server(tmp_path) -> Iterator[tuple[CannedServer, requests.Session]]:
+    """A CannedServer speaking HTTPS with a fresh self-signed certificate for 127.0.0.1."""
+    import datetime
+    import ipaddress
+    import ssl
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    canned = CannedServer()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    canned._server.socket = context.wrap_socket(canned._server.socket, server_side=True)
+    canned.base_url = canned.base_url.replace("http://", "https://")
+    session = requests.Session()
+    session.trust_env = False  # no CA bundle from the environment: trust this certificate
+    session.verify = str(cert_file)
+    yield canned, session
+    session.close()
+    canned.stop()
+
+
+def test_https_connections_are_guarded_and_deadlined(tls_server, make_client) -> None:
+    server, session = tls_server
+    server.answer(lambda hit: identify())
+    assert make_client(server.base_url, session=session).identify().repository_name == "Canned"
+    refusing = make_client(server.base_url, session=session, forbidden_networks=("127.0.0.0/8",))
+    with pytest.raises(ForbiddenAddress, match="127.0.0.0/8"):
+        refusing.identify()
+    assert len(server.hits) == 1
+    server.answer(lambda hit: Reply(body=identify(), headers=XML, trickle=0.05))
+    slow = make_client(server.base_url, session=session, timeout=(1, 1), request_deadline=0.5)
+    with pytest.raises(RequestDeadlineExceeded):
+        slow.identify()
+
+
+def test_each_client_on_a_shared_session_keeps_its_own_networks(server, make_client) -> None:
+    session = requests.Session()
+    server.answer(lambda hit: identify())
+    allowing = make_client(server.base_url, session=session)
+    refusing = make_client(server.base_url, session=session, forbidden_networks=("127.0.0.0/8",))
+    with pytest.raises(ForbiddenAddress):
+        refusing.identify()
+    assert server.hits == []
+    # A caller's own adapter (here: a plain subclass) is kept, and the name checked before use.
+    session.mount(server.base_url, type("Custom", (requests.adapters.HTTPAdapter,), {})())
+    custom = make_client(server.base_url, session=session, forbidden_networks=("127.0.0.0/8",))
+    with pytest.raises(ForbiddenAddress):
+        custom.identify()
+    assert server.hits == []
+    assert allowing.identify().repository_name == "Canned"
+    session.close()
