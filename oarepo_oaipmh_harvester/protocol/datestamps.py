@@ -1,6 +1,6 @@
 """OAI-PMH datestamps: UTC, at day or second granularity.
 
-Formatting is strict (what we send must be exactly what the protocol allows); parsing is
+Decision owned here: which datestamps we send and which we accept.  Formatting is strict (what we send must be exactly what the protocol allows); parsing is
 tolerant (what real providers send is not always what the protocol allows).
 """
 
@@ -40,7 +40,7 @@ class Granularity(StrEnum):
         if normalized.upper() == "YYYY-MM-DD":
             return cls.DAY
         raise ValueError(
-            f"Unknown datestamp granularity {value!r} in the provider's Identify response; "
+            f"Unknown datestamp granularity {value[:60]!r} in the provider's Identify response; "
             f"OAI-PMH allows only {cls.DAY.value!r} and {cls.SECONDS.value!r}."
         )
 

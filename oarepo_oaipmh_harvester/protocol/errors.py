@@ -1,6 +1,6 @@
 """Exceptions of the OAI-PMH protocol layer.
 
-Every exception derives from :class:`OAIHarvestError` and its ``str()`` is a complete
+Decision owned here: how each failure is named and worded.  Every exception derives from :class:`OAIHarvestError` and its ``str()`` is a complete
 sentence an operator can act on (what failed, where, and usually why).  All of them pickle
 with their attributes intact, because Celery moves exceptions between processes.
 """
@@ -8,6 +8,16 @@ with their attributes intact, because Celery moves exceptions between processes.
 from __future__ import annotations
 
 from typing import Any, ClassVar
+
+PROVIDER_TEXT_LIMIT = 300
+
+
+def limited(text: str, limit: int = PROVIDER_TEXT_LIMIT) -> str:
+    """A provider's own text (an OAI-PMH error message, a token) cut to a length fit for a
+    message; such text comes only from well-formed OAI-PMH documents, never from other
+    bodies."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _restore(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
@@ -49,9 +59,9 @@ class OAIProtocolError(OAIHarvestError):
         if code is not None:
             self.code = code
         self.message = message
-        text = f"OAI-PMH error '{self.code}' ({self.explanation})"
+        text = f"OAI-PMH error '{limited(self.code, 60)}' ({self.explanation})"
         if message:
-            text += f": {message}"
+            text += f": {limited(message)}"
         if url:
             text += f" [request: {url}]"
         super().__init__(text, url=url)
@@ -135,6 +145,75 @@ class OAITransportError(OAIHarvestError):
         self.status_code = status_code
 
 
+class ForbiddenAddress(OAITransportError):
+    """The provider's host (or a redirect target) is, or resolves to, a forbidden address.
+
+    ``address`` is the IP address, ``network`` the forbidden network (CIDR) it is in.
+    Never retried: the configuration, not the network, has to change.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        url: str | None = None,
+        address: str = "",
+        network: str = "",
+        host: str | None = None,
+    ) -> None:
+        super().__init__(message, url=url)
+        self.address = address
+        self.network = network
+        self.host = host
+
+    @classmethod
+    def for_address(
+        cls, address: str, network: str, *, host: str | None = None, url: str | None = None
+    ) -> ForbiddenAddress:
+        named = f" (host {host})" if host and host.strip("[]") != address else ""
+        return cls(
+            f"The provider address {address}{named} is in a forbidden network {network}; "
+            f"the harvester does not connect there (forbidden_networks).",
+            url=url,
+            address=address,
+            network=network,
+            host=host,
+        )
+
+
+class RedirectNotAllowed(OAITransportError):
+    """The provider redirected to another origin (scheme, host, port) than it was asked at.
+
+    ``target_origin`` is where it pointed.  Allowed only with
+    ``allow_cross_origin_redirects`` or when the origin is in ``allowed_redirect_origins``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        url: str | None = None,
+        status_code: int | None = None,
+        target_origin: str = "",
+    ) -> None:
+        super().__init__(message, url=url, status_code=status_code)
+        self.target_origin = target_origin
+
+
+class RequestDeadlineExceeded(OAITransportError):
+    """One HTTP exchange took longer than ``request_deadline`` in total.
+
+    The read timeout applies to each read from the socket, so a provider that sends a few
+    bytes at a time could otherwise keep one request open indefinitely.  Not retried: a
+    provider that trickles does it again, and each retry would cost the whole deadline.
+    """
+
+    def __init__(self, message: str, *, url: str | None = None, deadline: float = 0.0) -> None:
+        super().__init__(message, url=url)
+        self.deadline = deadline
+        self.limit = "request_deadline"
+
+
 class MalformedResponse(OAIHarvestError):
     """The response is not a usable OAI-PMH document (not XML, wrong root, too large...)."""
 
@@ -145,6 +224,31 @@ class TokenLoopError(OAIHarvestError):
     def __init__(self, message: str, *, url: str | None = None, token: str | None = None):
         super().__init__(message, url=url)
         self.token = token
+
+
+class TooManyPages(TokenLoopError):
+    """A list went on for more than ``max_pages`` pages (``limit`` names the option)."""
+
+    def __init__(
+        self, message: str, *, url: str | None = None, token: str | None = None, pages: int = 0
+    ) -> None:
+        super().__init__(message, url=url, token=token)
+        self.pages = pages
+        self.limit = "max_pages"
+
+
+class NoProgress(TokenLoopError):
+    """The provider keeps sending tokens, but the list does not advance.
+
+    ``limit`` names the option or rule that was broken (``progress_window`` /
+    ``min_items_per_page``, or ``completeListSize`` when the cursor passed it).
+    """
+
+    def __init__(
+        self, message: str, *, url: str | None = None, token: str | None = None, limit: str = ""
+    ) -> None:
+        super().__init__(message, url=url, token=token)
+        self.limit = limit
 
 
 class TooManyRestarts(OAIHarvestError):
@@ -160,16 +264,22 @@ __all__ = [
     "BadResumptionToken",
     "BadVerb",
     "CannotDisseminateFormat",
+    "ForbiddenAddress",
     "IdDoesNotExist",
     "MalformedResponse",
     "NoMetadataFormats",
+    "NoProgress",
     "NoRecordsMatch",
     "NoSetHierarchy",
     "OAIHarvestError",
     "OAIProtocolError",
     "OAITransportError",
     "PROTOCOL_ERRORS",
+    "RedirectNotAllowed",
+    "RequestDeadlineExceeded",
     "TokenLoopError",
+    "TooManyPages",
     "TooManyRestarts",
+    "limited",
     "protocol_error",
 ]

@@ -1,6 +1,7 @@
 """Turning the bytes of an OAI-PMH response into a parsed tree, once and safely.
 
-Real providers send characters that XML 1.0 forbids (DSpace is notorious for vertical tabs
+Decision owned here: which bytes are an OAI-PMH document, and how much broken input is
+repaired rather than refused.  Real providers send characters that XML 1.0 forbids (DSpace is notorious for vertical tabs
 and other C0 controls copied from PDFs).  Rejecting the page would stop a harvest forever
 over one character, and a recovering parser would silently drop records, so instead each
 forbidden character is swapped for a placeholder before parsing; after parsing the
@@ -13,6 +14,8 @@ are invalid in the document's encoding are handled the same way and become U+FFF
 from __future__ import annotations
 
 import codecs
+import hashlib
+import logging
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -21,12 +24,25 @@ from lxml import etree
 
 from .errors import MalformedResponse
 
+log = logging.getLogger(__name__)
+
 OAI_NAMESPACE = "http://www.openarchives.org/OAI/2.0/"
 
 
 def oai(tag: str) -> str:
     """The Clark name of an element in the OAI-PMH namespace."""
     return f"{{{OAI_NAMESPACE}}}{tag}"
+
+
+def text_of(element: etree._Element, tag: str) -> str:
+    """The stripped text of ``element``'s first child ``tag`` (a Clark name), "" if none."""
+    child = element.find(tag)
+    return (child.text or "").strip() if child is not None else ""
+
+
+def child_text(element: etree._Element | None, tag: str) -> str:
+    """Like :func:`text_of` for a child in the OAI-PMH namespace; "" for no element."""
+    return text_of(element, oai(tag)) if element is not None else ""
 
 
 _INVALID_BYTES = -1  # the "kind" of a placeholder that stands for undecodable bytes
@@ -101,11 +117,50 @@ def detect_encoding(body: bytes, content_type: str | None) -> str:
     return "utf-8"
 
 
-def _snippet(text: str | bytes, length: int = 120) -> str:
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    text = " ".join(text.split())
-    return text[:length] + ("..." if len(text) > length else "")
+_LIBXML2_ERRORS = {
+    value: name for name, value in vars(etree.ErrorTypes).items() if isinstance(value, int)
+}
+
+
+def _describe_body(body: bytes, content_type: str | None) -> str:
+    """What an operator may learn about a refused body: its size and type, never its text."""
+    kind = f", content type {content_type.split(';')[0].strip()}" if content_type else ""
+    return f"{len(body)} bytes{kind}"
+
+
+def _log_digest(url: str, body: bytes, content_type: str | None, problem: str) -> None:
+    # For the site's logs only: enough to recognise the same body again, nothing of its text.
+    log.warning(
+        "%s: %s (%d bytes, sha256 %s, content type %s)",
+        url or "response",
+        problem,
+        len(body),
+        hashlib.sha256(body).hexdigest()[:16],
+        content_type or "none",
+    )
+
+
+# Our own words for the commonest libxml2 errors (its messages may quote the document).
+_SYNTAX_HINTS = {
+    "ERR_RESOURCE_LIMIT": "entity expansion or another parser limit exceeded",
+    "ERR_ENTITY_LOOP": "an entity refers to itself",
+    "ERR_UNDECLARED_ENTITY": "an undeclared entity",
+    "ERR_TAG_NAME_MISMATCH": "an end tag does not match its start tag",
+    "ERR_TAG_NOT_FINISHED": "an element is not closed",
+    "ERR_DOCUMENT_END": "content after the end of the document",
+    "ERR_DOCUMENT_EMPTY": "no document",
+    "ERR_NAME_REQUIRED": "a malformed name",
+    "ERR_GT_REQUIRED": "a malformed tag",
+    "ERR_INVALID_CHAR": "a character XML forbids",
+}
+
+
+def _syntax_error(error: etree.XMLSyntaxError) -> str:
+    """libxml2's error code and position; its message may quote the document, so not that."""
+    name = _LIBXML2_ERRORS.get(error.code, f"error {error.code}")
+    hint = f" ({_SYNTAX_HINTS[name]})" if name in _SYNTAX_HINTS else ""
+    line, column = error.position if error.position else (error.lineno, error.offset)
+    return f"libxml2 {name}{hint} at line {line}, column {column}"
 
 
 def parse_document(
@@ -118,7 +173,11 @@ def parse_document(
     """
     where = f" from {url}" if url else ""
     if not body.strip():
-        raise MalformedResponse(f"The response{where} is empty, not an OAI-PMH document.", url=url)
+        raise MalformedResponse(
+            f"The response{where} is empty ({_describe_body(body, content_type)}), not an "
+            f"OAI-PMH document.",
+            url=url,
+        )
     encoding = detect_encoding(body, content_type)
     try:
         # Fast path: almost every response is clean, and scanning a page for forbidden
@@ -133,8 +192,11 @@ def parse_document(
     try:
         text = body.decode(encoding, errors="surrogateescape")
     except UnicodeDecodeError as error:  # only multi-byte codecs get here (e.g. UTF-16)
+        _log_digest(url, body, content_type, f"not decodable as {encoding}")
         raise MalformedResponse(
-            f"The response{where} cannot be decoded as {encoding}: {error}.", url=url
+            f"The response{where} cannot be decoded as {encoding} ({error.reason} at byte "
+            f"{error.start}; {_describe_body(body, content_type)}); not an OAI-PMH response.",
+            url=url,
         ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -147,23 +209,33 @@ def parse_document(
         # We decoded ourselves: "utf-8" overrides the (now wrong) declaration.
         root = etree.fromstring(text.encode("utf-8"), safe_parser("utf-8"))
     except etree.XMLSyntaxError as error:
+        _log_digest(url, body, content_type, "not well-formed XML")
         raise MalformedResponse(
-            f"The response{where} is not well-formed XML ({error}); "
-            f"it starts with: {_snippet(body)!r}",
+            f"The response{where} is not well-formed XML ({_syntax_error(error)}; "
+            f"{_describe_body(body, content_type)}); not an OAI-PMH response.",
             url=url,
         ) from None
     if root.tag != oai("OAI-PMH"):
-        tag = root.tag if isinstance(root.tag, str) else "?"
+        _log_digest(url, body, content_type, "not an OAI-PMH document")
         raise MalformedResponse(
-            f"The response{where} is not an OAI-PMH 2.0 document: its root element is "
-            f"<{etree.QName(tag).localname}> (namespace {etree.QName(tag).namespace!r}). "
-            f"Is the base URL right?",
+            f"The response{where} is not an OAI-PMH 2.0 document: {_root_kind(root)} "
+            f"({_describe_body(body, content_type)}). Is the base URL right?",
             url=url,
         )
     document = ParsedDocument(root=root, encoding=encoding)
     if placeholders:
         _remove_placeholders(document, placeholders)
     return document
+
+
+def _root_kind(root: etree._Element) -> str:
+    # A classification, never the element's name: the body is not ours to repeat.
+    name = etree.QName(root.tag).localname if isinstance(root.tag, str) else ""
+    if name.lower() == "html":
+        return "it is an HTML page"
+    if name == "OAI-PMH":
+        return "its root element <OAI-PMH> is not in the OAI-PMH 2.0 namespace"
+    return "its root element is not <OAI-PMH>"
 
 
 def safe_parser(encoding: str | None = None) -> etree.XMLParser:
@@ -284,4 +356,13 @@ def _describe(counts: Counter[int], encoding: str) -> list[str]:
     return messages
 
 
-__all__ = ["OAI_NAMESPACE", "ParsedDocument", "detect_encoding", "oai", "parse_document"]
+__all__ = [
+    "OAI_NAMESPACE",
+    "ParsedDocument",
+    "child_text",
+    "detect_encoding",
+    "oai",
+    "parse_document",
+    "safe_parser",
+    "text_of",
+]

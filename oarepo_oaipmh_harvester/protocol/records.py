@@ -1,4 +1,8 @@
-"""Immutable values the OAI-PMH client hands out."""
+"""Immutable values the OAI-PMH client hands out.
+
+Decision owned here: what a harvested item looks like to the engine (fields, equality,
+pickling, lazy metadata); building them from XML is :mod:`.items`.
+"""
 
 from __future__ import annotations
 

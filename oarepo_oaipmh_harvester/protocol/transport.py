@@ -1,39 +1,43 @@
-"""HTTP transport of the OAI-PMH client: one logical request, retried where that helps.
+"""HTTP transport of the OAI-PMH client: one logical request, sent safely and fully read.
 
-Retries of the HTTP exchange itself (connection errors, timeouts, 429 and 5xx) are done by
-urllib3 through :class:`BoundedRetry`, which adds what urllib3's ``Retry`` lacks for
-harvesting: a cap on ``Retry-After`` and a bound on the total time one request may spend
-waiting.  Failures while reading the body (connection dropped mid-response) happen after
-urllib3 has handed the response over, so :class:`Transport` retries those itself.
+Decision owned here: how one OAI-PMH request travels - which redirects are followed
+(same origin only, unless the caller allows more), which addresses may be reached
+(:mod:`.networks`, enforced by :mod:`.adapter`), how long an exchange may take
+(:mod:`.deadline`), how much is read, and which failures are retried.  Retries of the HTTP
+exchange itself (connection errors, timeouts, 429 and 5xx) are done by urllib3 through
+:class:`~.retry.BoundedRetry`; failures while reading the body (connection dropped
+mid-response) happen after urllib3 has handed the response over, so :class:`Transport`
+retries those itself.  Nothing a response says in its body ends up in an exception
+message (those reach harvest managers); a short digest of a refused body is logged.
 """
 
 from __future__ import annotations
 
 import logging
-import random
+import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from http import HTTPStatus
+from urllib.parse import quote, urlencode, urljoin, urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
-from urllib3.exceptions import (
-    ConnectTimeoutError,
-    InvalidHeader,
-    MaxRetryError,
-    NameResolutionError,
-    NewConnectionError,
-    ProtocolError,
-    ReadTimeoutError,
-    ResponseError,
-    SSLError,
-)
-from urllib3.util.retry import Retry
+from requests.utils import select_proxy
 
 from .. import __version__
-from .errors import MalformedResponse, OAITransportError
+from . import deadline
+from .adapter import GuardedAdapter
+from .errors import (
+    ForbiddenAddress,
+    MalformedResponse,
+    OAITransportError,
+    RedirectNotAllowed,
+    RequestDeadlineExceeded,
+)
+from .networks import check_url_allowed, parse_networks
+from .options import ProtocolOptions
+from .retry import FAIL_AT_ONCE, RETRY_STATUSES, BoundedRetry, _backoff, describe_failure
 
 log = logging.getLogger(__name__)
 
@@ -41,80 +45,28 @@ DEFAULT_USER_AGENT = (
     f"oarepo-oaipmh-harvester/{__version__} (+https://github.com/oarepo/oarepo-oaipmh-harvester)"
 )
 
-# 501 and 505 say the server will never do this; retrying them only delays the failure.
-RETRY_STATUSES = frozenset({429, *range(500, 600)} - {501, 505})
 
-# Retrying these cannot help, and hammering a provider that refuses us is impolite.
-FAIL_AT_ONCE = {
-    401: "the provider requires authentication",
-    403: "the provider refuses access (is this harvester's User-Agent or address blocked?)",
-    404: "there is nothing at this address; check the base URL",
-}
-
-
-def _backoff(factor: float, retry_number: int) -> float:
-    """Exponential backoff with "equal jitter", so that harvesters do not retry in step."""
-    if factor <= 0:
-        return 0.0
-    base = factor * 2 ** max(0, retry_number - 1)
-    return base / 2 + random.uniform(0, base / 2)
+def origin(url: str) -> str:
+    """``scheme://host:port`` of a URL, lower-case, with the default port made explicit."""
+    parts = urlsplit(url)
+    scheme = (parts.scheme or "").lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    port = port or {"http": 80, "https": 443}.get(scheme)
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{scheme}://{host}:{port}"
 
 
-class BoundedRetry(Retry):
-    """urllib3 ``Retry`` that also bounds the time spent waiting.
-
-    Each wait is the provider's ``Retry-After`` (seconds or an HTTP date) when present,
-    otherwise exponential backoff with jitter; no wait is longer than ``max_wait``, and once
-    the waits of one request would add up to more than ``max_wait`` the request fails.
-    """
-
-    def __init__(self, *args: Any, max_wait: float = 300.0, waited: float = 0.0, **kw: Any):
-        super().__init__(*args, **kw)
-        self.max_wait = max_wait
-        self.waited = waited
-        self.next_wait = 0.0
-
-    def new(self, **kw: Any) -> BoundedRetry:
-        kw.setdefault("max_wait", self.max_wait)
-        kw.setdefault("waited", self.waited)
-        return super().new(**kw)
-
-    def planned_wait(self, response: Any = None) -> float:
-        """How long to wait before the next attempt (this object's history included)."""
-        if response is not None and self.respect_retry_after_header:
-            try:
-                retry_after = self.get_retry_after(response)
-            except InvalidHeader:
-                retry_after = None  # garbage in Retry-After: fall back to our own backoff
-            if retry_after is not None:
-                return min(float(retry_after), self.max_wait)
-        return min(_backoff(self.backoff_factor, len(self.history)), self.max_wait)
-
-    def increment(
-        self, method=None, url=None, response=None, error=None, _pool=None, _stacktrace=None
-    ):  # type: ignore[no-untyped-def]  # noqa: E501
-        retry = super().increment(method, url, response, error, _pool, _stacktrace)
-        wait = retry.planned_wait(response)
-        if retry.waited + wait > retry.max_wait:
-            reason = error or ResponseError(
-                f"giving up: waiting {wait:.1f}s more would exceed the retry budget of "
-                f"{retry.max_wait:.0f}s"
-            )
-            raise MaxRetryError(_pool, url, reason)  # type: ignore[arg-type]
-        retry.waited += wait
-        retry.next_wait = wait
-        cause = f"HTTP {response.status}" if response is not None else describe_failure(error)
-        where = f"{_pool.scheme}://{_pool.host}:{_pool.port}{url}" if _pool is not None else url
-        log.warning("Retrying %s in %.2fs: %s", where, wait, cause)
-        return retry
-
-    def sleep(self, response: Any = None) -> None:
-        if self.next_wait > 0:
-            time.sleep(self.next_wait)
-
-    def sleep_for_retry(self, response: Any) -> bool:
-        self.sleep(response)
-        return True
+def reason_phrase(status: int) -> str:
+    """The standard phrase of a status (the provider's own reason text is never repeated)."""
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
 
 
 @dataclass
@@ -137,41 +89,6 @@ class RawResponse:
         return self.headers.get("Content-Type")
 
 
-def describe_failure(error: BaseException) -> str:
-    """An operator-facing reason for a requests/urllib3 exception."""
-    reason: BaseException | None = error
-    # requests wraps urllib3's MaxRetryError, which wraps the real cause.
-    for _ in range(4):
-        inner = reason.args[0] if reason is not None and reason.args else None
-        if isinstance(reason, MaxRetryError):
-            reason = reason.reason
-        elif isinstance(inner, BaseException):
-            reason = inner
-        else:
-            break
-    if isinstance(reason, NameResolutionError):
-        return "the host name could not be resolved"
-    # NewConnectionError subclasses ConnectTimeoutError, so it must be tested first.
-    if isinstance(reason, NewConnectionError):
-        return f"the connection failed ({_strip_pool(str(reason))})"
-    if isinstance(reason, ConnectTimeoutError) or isinstance(error, requests.ConnectTimeout):
-        return "connecting timed out"
-    if isinstance(reason, ReadTimeoutError) or isinstance(error, requests.ReadTimeout):
-        return "the provider did not answer in time (read timeout)"
-    if isinstance(reason, SSLError) or isinstance(error, requests.exceptions.SSLError):
-        return f"TLS failed ({reason})"
-    if isinstance(reason, ResponseError):
-        return str(reason)
-    if isinstance(reason, ProtocolError):
-        return f"the connection broke ({reason.args[0] if reason.args else reason})"
-    return str(reason or error) or type(error).__name__
-
-
-def _strip_pool(text: str) -> str:
-    # "<HTTPConnection(host=..., port=...)>: Failed to establish ..." -> the useful part.
-    return text.split(">: ", 1)[-1]
-
-
 class Transport:
     """Sends OAI-PMH requests to one base URL over a retrying ``requests`` session.
 
@@ -181,23 +98,22 @@ class Transport:
     def __init__(
         self,
         base_url: str,
+        options: ProtocolOptions,
         *,
-        timeout: float | tuple[float, float],
-        max_retries: int,
-        backoff_factor: float,
-        max_retry_wait: float,
         user_agent: str | None,
-        request_delay: float,
-        max_response_bytes: int,
         session: requests.Session | None,
     ) -> None:
         self.base_url = base_url
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.backoff_factor = backoff_factor
-        self.max_retry_wait = max_retry_wait
-        self.request_delay = request_delay
-        self.max_response_bytes = max_response_bytes
+        self.origin = origin(base_url)
+        self.options = options
+        self.timeout = options.timeout
+        self.max_retries = options.max_retries
+        self.backoff_factor = options.backoff_factor
+        self.max_retry_wait = options.max_retry_wait
+        self.request_delay = options.request_delay
+        self.max_response_bytes = options.max_response_bytes
+        self.forbidden = parse_networks(options.forbidden_networks)
+        self.redirect_origins = frozenset(origin(o) for o in options.allowed_redirect_origins)
         self.request_count = 0
         self.headers = {
             "User-Agent": user_agent or DEFAULT_USER_AGENT,
@@ -208,31 +124,32 @@ class Transport:
         self._own_session = session is None
         self.session = session or requests.Session()
         self.retry = BoundedRetry(
-            total=max_retries,
-            connect=max_retries,
-            read=max_retries,
-            status=max_retries,
+            total=self.max_retries,
+            connect=self.max_retries,
+            read=self.max_retries,
+            status=self.max_retries,
             other=0,
+            redirect=0,  # redirects are followed (and checked) by Transport, not urllib3
             allowed_methods=frozenset({"GET"}),
             status_forcelist=RETRY_STATUSES,
-            backoff_factor=backoff_factor,
-            backoff_max=max_retry_wait,
+            backoff_factor=self.backoff_factor,
+            backoff_max=self.max_retry_wait,
             respect_retry_after_header=True,
             raise_on_status=False,  # we want the last response to report its status
-            max_wait=max_retry_wait,
+            max_wait=self.max_retry_wait,
         )
         self._mount()
         self._last_request_end: float | None = None
 
     def _mount(self) -> None:
-        adapter = HTTPAdapter(max_retries=self.retry)
+        self._adapter = adapter = GuardedAdapter(self.forbidden, max_retries=self.retry)
         if self._own_session:
             self.session.mount("http://", adapter)
             self.session.mount("https://", adapter)
             return
         # A caller's session keeps any custom adapter (a mock, a proxy shim) for our URL;
-        # otherwise it gets our retries, for this provider's origin only.
-        if type(self.session.get_adapter(self.base_url)) is HTTPAdapter:
+        # otherwise it gets ours (replacing another client's), for this origin only.
+        if type(self.session.get_adapter(self.base_url)) in (HTTPAdapter, GuardedAdapter):
             parts = urlsplit(self.base_url)
             self.session.mount(f"{parts.scheme}://{parts.netloc}/", adapter)
 
@@ -286,42 +203,116 @@ class Transport:
         # Encoded here rather than by requests, which writes a space as "+": a provider that
         # decodes by RFC 3986 only would then see a "+" that was never in its token.
         query = urlencode(params, quote_via=quote, safe="")
-        request_url = f"{self.base_url}{'&' if '?' in self.base_url else '?'}{query}"
+        url = f"{self.base_url}{'&' if '?' in self.base_url else '?'}{query}"
+        redirects = 0
+        while True:
+            with deadline.active(deadline.Exchange(self.options.request_deadline)) as exchange:
+                response = self._send(url, exchange)
+                with response:
+                    target = self.session.get_redirect_target(response)
+                    if target is None:
+                        return self._read(response, url, exchange)
+                    status = response.status_code
+            redirects += 1
+            url = self._follow(url, urljoin(response.url or url, target), status, redirects)
+
+    def _send(self, url: str, exchange: deadline.Exchange) -> requests.Response:
+        guarded = self.session.get_adapter(url) is self._adapter
+        if self.forbidden and (not guarded or self._proxied(url)):
+            # Not our connections (a proxy, a caller's adapter): check the name ourselves.
+            check_url_allowed(url, self.options.forbidden_networks)
         try:
             response = self.session.get(
-                request_url,
+                url,
                 headers=self.headers,
                 timeout=self.timeout,
                 stream=True,
+                allow_redirects=False,
             )
         except requests.RequestException as error:
+            if exchange.passed():
+                raise self._deadline_error(url, exchange) from error
             raise OAITransportError(
-                f"Could not get a response from the OAI-PMH provider at {request_url}: "
+                f"Could not get a response from the OAI-PMH provider at {url}: "
                 f"{describe_failure(error)} (gave up after at most {self.max_retries} retries "
                 f"within {self.max_retry_wait:g}s).",
-                url=request_url,
+                url=url,
             ) from error
-        with response:
-            url = response.url or request_url
-            status = response.status_code
-            retries = len(getattr(getattr(response.raw, "retries", None), "history", ()) or ())
-            if status in FAIL_AT_ONCE:
-                raise OAITransportError(
-                    f"HTTP {status} {response.reason or ''} from {url}: {FAIL_AT_ONCE[status]}.",
-                    url=url,
-                    status_code=status,
-                )
-            body = self._read_body(response, url)
+        except (ForbiddenAddress, RequestDeadlineExceeded) as error:
+            error.url = url
+            if isinstance(error, ForbiddenAddress):
+                raise ForbiddenAddress.for_address(
+                    error.address, error.network, host=error.host, url=url
+                ) from None
+            raise self._deadline_error(url, exchange) from None
+        if not exchange.started:  # a caller's adapter: the deadline counts from the headers
+            exchange.start(_socket_of(response))
+        return response
+
+    def _proxied(self, url: str) -> bool:
+        settings = self.session.merge_environment_settings(url, {}, None, None, None)
+        return select_proxy(url, settings.get("proxies") or {}) is not None
+
+    def _follow(self, url: str, target: str, status: int, redirects: int) -> str:
+        """The next URL after a redirect from ``url``, if that redirect may be followed."""
+        if redirects > self.options.max_redirects:
+            raise OAITransportError(
+                f"The provider at {url} redirected more than {self.options.max_redirects} "
+                f"times (max_redirects).",
+                url=url,
+                status_code=status,
+            )
+        target_origin = origin(target)
+        if urlsplit(target).scheme.lower() not in ("http", "https"):
+            raise RedirectNotAllowed(
+                f"The provider at {url} redirected (HTTP {status}) to a URL that is not "
+                f"http(s); not followed.",
+                url=url,
+                status_code=status,
+                target_origin=target_origin,
+            )
+        if not (
+            target_origin == self.origin
+            or self.options.allow_cross_origin_redirects
+            or target_origin in self.redirect_origins
+        ):
+            raise RedirectNotAllowed(
+                f"The provider at {url} redirected (HTTP {status}) to another origin, "
+                f"{target_origin}; only redirects within {self.origin} are followed. If the "
+                f"provider has moved, change the base URL (or allow the origin: "
+                f"allowed_redirect_origins, allow_cross_origin_redirects).",
+                url=url,
+                status_code=status,
+                target_origin=target_origin,
+            )
+        log.info("%s redirected (HTTP %d) to %s", url, status, target)
+        return target
+
+    def _read(
+        self, response: requests.Response, url: str, exchange: deadline.Exchange
+    ) -> RawResponse:
+        url = response.url or url
+        status = response.status_code
+        retries = len(getattr(getattr(response.raw, "retries", None), "history", ()) or ())
+        if status in FAIL_AT_ONCE:
+            raise OAITransportError(
+                f"HTTP {status} {reason_phrase(status)} from {url}: {FAIL_AT_ONCE[status]}.",
+                url=url,
+                status_code=status,
+            )
+        body = self._read_body(response, url, exchange)
         return RawResponse(
             url=url,
             status=status,
-            reason=response.reason or "",
+            reason=reason_phrase(status),
             headers=response.headers,
             body=body,
             retries=retries,
         )
 
-    def _read_body(self, response: requests.Response, url: str) -> bytes:
+    def _read_body(
+        self, response: requests.Response, url: str, exchange: deadline.Exchange
+    ) -> bytes:
         limit = self.max_response_bytes
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > limit:
@@ -335,6 +326,8 @@ class Transport:
             # Counted after decompression, which is what a gzip bomb would inflate.
             for chunk in response.iter_content(chunk_size=64 * 1024):
                 body += chunk
+                if exchange.passed():
+                    raise self._deadline_error(url, exchange, len(body))
                 if len(body) > limit:
                     raise MalformedResponse(
                         f"The response from {url} is larger than the allowed {limit} bytes "
@@ -346,8 +339,37 @@ class Transport:
             requests.exceptions.ConnectionError,
             requests.exceptions.ContentDecodingError,
         ) as error:
+            if exchange.passed():
+                raise self._deadline_error(url, exchange, len(body)) from error
             raise _BodyReadError(url, error) from error
+        if exchange.passed():  # the shut-down socket looked like the end of the body
+            raise self._deadline_error(url, exchange, len(body))
         return bytes(body)
+
+    def _deadline_error(
+        self, url: str, exchange: deadline.Exchange, received: int | None = None
+    ) -> RequestDeadlineExceeded:
+        got = f"; {received} bytes of the body had arrived" if received is not None else ""
+        return RequestDeadlineExceeded(
+            f"The response from {url} took longer than the request deadline of "
+            f"{exchange.seconds:g}s (request_deadline){got}. The provider sends too slowly "
+            f"(the read timeout of {self.timeout[1]:g}s applies to each read, not to the "
+            f"whole response); not retried.",
+            url=url,
+            deadline=exchange.seconds,
+        )
+
+
+def _socket_of(response: requests.Response) -> socket.socket | None:
+    """The socket a response is read from, if it can be found (for a caller's adapter)."""
+    connection = getattr(response.raw, "connection", None)
+    sock = getattr(connection, "sock", None)
+    if sock is None:  # handed over to the response: urllib3 -> http.client -> socket file
+        try:
+            sock = response.raw._fp.fp.raw._sock  # type: ignore[union-attr]
+        except AttributeError:
+            return None
+    return sock if isinstance(sock, socket.socket) else None
 
 
 class _BodyReadError(Exception):
@@ -357,4 +379,12 @@ class _BodyReadError(Exception):
         self.cause = cause
 
 
-__all__ = ["DEFAULT_USER_AGENT", "RETRY_STATUSES", "BoundedRetry", "RawResponse", "Transport"]
+__all__ = [
+    "DEFAULT_USER_AGENT",
+    "RETRY_STATUSES",
+    "BoundedRetry",
+    "RawResponse",
+    "Transport",
+    "describe_failure",
+    "origin",
+]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 
 from oarepo_oaipmh_harvester.protocol import parsing
@@ -14,6 +17,7 @@ from oarepo_oaipmh_harvester.protocol.errors import (
 
 from .wire import envelope, error, header, list_page, record, records_page, token
 
+DC = "{http://purl.org/dc/elements/1.1/}"
 SELECTIVE = {"set_spec": "phys:astro", "from_": "2024-01-01T00:00:00Z", "until": "2024-02-01"}
 
 
@@ -231,10 +235,11 @@ def test_stream_is_lazy_and_holds_one_page(server, client, monkeypatch) -> None:
     assert len(server.hits) == 1  # construction sends the first request only
     assert [next(stream).identifier, next(stream).identifier] == ["a", "b"]
     assert len(server.hits) == 1
-    first_page = stream.oai_response
+    first_page = weakref.ref(stream.oai_response)
     assert next(stream).identifier == "c"
     assert len(server.hits) == 2
-    assert stream.oai_response is not first_page
+    gc.collect()
+    assert first_page() is None  # the stream let go of the first page
     assert stream.oai_response.xml is stream.oai_response.xml  # parsed once, not per access
     list(stream)
     assert len(parses) == len(server.hits) == 3
@@ -254,11 +259,17 @@ def test_stream_position_attributes(server, client) -> None:
 
 def test_held_record_does_not_pin_its_page(server, client) -> None:
     three_pages(server)
-    first = next(iter(client.list_records("oai_dc")))
+    stream = client.list_records("oai_dc")
+    first = next(stream)
+    page = weakref.ref(stream.oai_response)
     metadata = first.metadata
     assert metadata is not None
     assert metadata.getroottree().getroot() is metadata
     assert metadata.getparent() is None
+    assert [next(stream).identifier, next(stream).identifier] == ["b", "c"]  # on page 2
+    gc.collect()
+    assert page() is None  # record and its metadata held, their page is gone
+    assert first.identifier == "a" and metadata.find(f"{DC}title").text == "A title"
 
 
 def test_list_identifiers_yields_headers(server, client) -> None:

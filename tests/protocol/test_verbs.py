@@ -14,15 +14,20 @@ from oarepo_oaipmh_harvester.protocol.errors import (
     BadResumptionToken,
     BadVerb,
     CannotDisseminateFormat,
+    ForbiddenAddress,
     IdDoesNotExist,
     MalformedResponse,
     NoMetadataFormats,
+    NoProgress,
     NoRecordsMatch,
     NoSetHierarchy,
     OAIHarvestError,
     OAIProtocolError,
     OAITransportError,
+    RedirectNotAllowed,
+    RequestDeadlineExceeded,
     TokenLoopError,
+    TooManyPages,
     TooManyRestarts,
 )
 
@@ -218,6 +223,11 @@ def test_several_errors_in_one_response(server, client) -> None:
         MalformedResponse("bad xml", url="http://x/oai"),
         TokenLoopError("loop", url="http://x/oai", token="t"),
         TooManyRestarts("restarts", url="http://x/oai", restarts=3),
+        ForbiddenAddress.for_address("169.254.169.254", "169.254.0.0/16", host="meta", url="u"),
+        RedirectNotAllowed("moved", url="u", status_code=302, target_origin="http://y:80"),
+        RequestDeadlineExceeded("slow", url="u", deadline=5.0),
+        TooManyPages("long", url="u", token="t", pages=9),
+        NoProgress("stuck", url="u", token="t", limit="completeListSize"),
     ],
 )
 def test_errors_pickle_with_their_attributes(raised: OAIHarvestError) -> None:

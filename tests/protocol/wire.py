@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -38,6 +39,9 @@ class Reply:
     delay: float = 0.0
     truncate: bool = False  # announce more bytes than sent, then close (a dropped connection)
     no_length: bool = False  # no Content-Length: body ends when the connection closes
+    trickle: float = 0.0  # seconds between pieces of `trickle_size` bytes (a slow sender)
+    trickle_size: int = 1
+    trickle_headers: bool = False  # trickle the headers too, not only the body
 
     def payload(self) -> bytes:
         return self.body.encode("utf-8") if isinstance(self.body, str) else self.body
@@ -46,13 +50,22 @@ class Reply:
 Responder = Callable[[Hit], "Reply | str | bytes"]
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], OSError):
+            return  # a client that hung up (on purpose, in the hostile tests)
+        super().handle_error(request, client_address)
+
+
 class CannedServer:
     """Answers each request with whatever ``responder(hit)`` returns."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.hits: list[Hit] = []
+        self.sent: list[int] = []  # body bytes each trickled reply got out before it ended
+        self.finished = threading.Event()  # set when a trickled reply ends (sent or cut off)
         self.responder: Responder = lambda hit: Reply(500, "no responder")
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        server = _Server((host, port), _Handler)
         server.daemon_threads = True
         server.canned = self  # type: ignore[attr-defined]
         self._server = server
@@ -120,6 +133,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay:
             time.sleep(reply.delay)
         body = reply.payload()
+        if reply.trickle:
+            self._trickle(canned, reply, body)
+            return
         self.send_response(reply.status)
         for name, value in reply.headers.items():
             self.send_header(name, value)
@@ -138,6 +154,36 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if reply.truncate:
             self.close_connection = True
+
+    def _trickle(self, canned: CannedServer, reply: Reply, body: bytes) -> None:
+        """Send a few bytes at a time, until done or the client hangs up."""
+        self.close_connection = True
+        head = f"HTTP/1.1 {reply.status} OK\r\n".encode()
+        length = {} if reply.no_length else {"Content-Length": str(len(body))}
+        for name, value in {**reply.headers, **length}.items():
+            head += f"{name}: {value}\r\n".encode()
+        head += b"\r\n"
+        sent = 0
+        try:
+            if reply.trickle_headers:
+                pieces = [head[i : i + 4] for i in range(0, len(head), 4)]
+                for piece in pieces:
+                    self.wfile.write(piece)
+                    self.wfile.flush()
+                    time.sleep(reply.trickle)
+            else:
+                self.wfile.write(head)
+                self.wfile.flush()
+            for start in range(0, len(body), reply.trickle_size):
+                self.wfile.write(body[start : start + reply.trickle_size])
+                self.wfile.flush()
+                sent = start + reply.trickle_size
+                time.sleep(reply.trickle)
+        except OSError:
+            pass
+        finally:
+            canned.sent.append(min(sent, len(body)))
+            canned.finished.set()
 
 
 # -- XML builders ---------------------------------------------------------------------------

@@ -1,0 +1,285 @@
+"""The list verbs as lazy streams: following resumption tokens, and when to stop.
+
+Decision owned here: when a list ends, when it starts over and when it is given up.  A list
+ends on an absent or empty token (and on ``noRecordsMatch`` & co., which are empty lists);
+it restarts from its first request on ``badResumptionToken`` (at most ``max_restarts``
+times); it is given up, with :class:`~.errors.TokenLoopError`, when the provider's tokens
+do not advance (a token seen before, endless empty pages) or, by :mod:`.progress`, when the
+list goes on too long or gets nowhere.
+
+The streams keep sickle's iterator protocol (``BaseOAIIterator``: the constructor sends the
+first request, ``next()`` yields items, ``resumption_token``/``oai_response``/``params``),
+but replace its ``_next_response``, because sickle's turns every ``<error>`` into an
+exception (no empty ``noRecordsMatch``, no restart), looks for ``resumptionToken`` anywhere
+in the document (``.//``, so an element of that name inside a record's metadata would be
+taken for the token), and never notices a token that repeats.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Iterator
+from datetime import datetime
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
+
+from lxml import etree
+from sickle.iterator import BaseOAIIterator
+from sickle.models import ResumptionToken
+
+from .errors import (
+    BadResumptionToken,
+    OAIProtocolError,
+    TokenLoopError,
+    TooManyRestarts,
+    limited,
+)
+from .items import build_header, build_metadata_format, build_record, build_set
+from .parsing import oai
+from .progress import ProgressGuard
+from .records import MetadataFormat, OAIHeader, OAIRecord, OAISet
+from .response import OAIPage
+
+if TYPE_CHECKING:
+    from .client import _Sickle
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+SEEN_TOKENS = 1000  # how many recent resumption tokens a stream remembers to detect loops
+
+
+def token_text(element: etree._Element | None) -> str | None:
+    """The resumption token to send next, or None at the end of the list.
+
+    Tokens are opaque and sent back byte for byte, except that a token wrapped in line
+    breaks or tabs is stripped: that is a pretty-printer's indentation, never part of it.
+    """
+    if element is None or element.text is None or not element.text.strip():
+        return None
+    text = element.text
+    if any(char in text for char in "\r\n\t"):
+        text = text.strip()
+    return text
+
+
+def int_attribute(element: etree._Element | None, name: str) -> int | None:
+    value = element.get(name) if element is not None else None
+    try:
+        return int(value.strip()) if value is not None else None
+    except ValueError:
+        return None
+
+
+class _ListStream(BaseOAIIterator, Generic[T]):
+    """Streams the items of an OAI-PMH list page by page; holds one page at a time.
+
+    Construction sends the first request, so errors in the arguments surface at once.
+    Attributes, updated as the stream advances: ``complete_list_size`` and ``cursor`` (from
+    the latest resumptionToken, None if the provider does not send them), ``pages``
+    (responses received, restarts included), ``restarts`` and ``response_date`` (of the
+    very first page).
+    """
+
+    verb: ClassVar[str]
+    item_tag: ClassVar[str]
+    empty_codes: ClassVar[frozenset[str]] = frozenset({"noRecordsMatch"})
+
+    def __init__(self, sickle: _Sickle, params: dict[str, str], ignore_deleted: bool = False):
+        self.complete_list_size: int | None = None
+        self.cursor: int | None = None
+        self.expiration_date: str | None = None
+        self.pages = 0
+        self.restarts = 0
+        self.response_date: datetime | None = None
+        self.oai_response: OAIPage | None = None
+        self.options = sickle.options
+        self._first_params = {"verb": self.verb, **params}
+        self._items: Iterator[etree._Element] = iter(())
+        # Recent tokens only: some providers pack their whole state into kilobyte-long
+        # tokens, and a cycle longer than this window is not a failure mode seen in practice.
+        self._seen_tokens: set[str] = set()
+        self._token_order: deque[str] = deque()
+        self._empty_pages = 0
+        self._progress = ProgressGuard(self.options, self.verb)
+        super().__init__(sickle, dict(self._first_params), ignore_deleted=ignore_deleted)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._first_params} pages={self.pages}>"
+
+    def next(self) -> T:
+        while True:
+            for element in self._items:
+                item = self._build(element, self.oai_response)
+                if self.ignore_deleted and getattr(item, "deleted", False):
+                    continue
+                return item
+            if self.resumption_token is None:
+                self.oai_response = None  # let the last page go
+                self._items = iter(())
+                raise StopIteration
+            self._next_response()
+
+    def _build(self, element: etree._Element, page: OAIPage | None) -> T:
+        raise NotImplementedError
+
+    def _next_response(self) -> None:
+        while True:
+            token = self.resumption_token.token if self.resumption_token else None
+            # Continuations carry only the verb and the token: repeating the selective
+            # arguments is a badArgument for a strict provider.
+            params = (
+                {"verb": self.verb, "resumptionToken": token} if token else dict(self._first_params)
+            )
+            page: OAIPage = self.sickle.harvest(**params)
+            self.pages += 1
+            if self.pages == 1:
+                self.response_date = page.response_date
+            error = page.error()
+            if error is None:
+                break
+            if token is not None and isinstance(error, BadResumptionToken):
+                self._restart(page, error)
+                continue
+            if error.code in self.empty_codes:
+                # On a continuation this means the rest of the list vanished meanwhile.
+                self._finish(page)
+                return
+            raise error
+        self._accept(page, sent_token=token)
+
+    def _accept(self, page: OAIPage, sent_token: str | None) -> None:
+        self.oai_response = page
+        container = page.verb_element(self.verb)
+        self._items = container.iterchildren(oai(self.item_tag))
+        item_count = sum(1 for _ in container.iterchildren(oai(self.item_tag)))
+        token_element = container.find(oai("resumptionToken"))
+        if token_element is not None:
+            self.cursor = int_attribute(token_element, "cursor")
+            self.complete_list_size = int_attribute(token_element, "completeListSize")
+            self.expiration_date = token_element.get("expirationDate")
+        token = token_text(token_element)
+        if token is None:
+            self.resumption_token = None
+            return
+        if token in self._seen_tokens:
+            what = "the token it was just sent" if token == sent_token else "an earlier token"
+            raise TokenLoopError(
+                f"The provider at {page.url} answered with {what} ({limited(repr(token))}) after "
+                f"{self.pages} pages of {self.verb}; following it would never end.",
+                url=page.url,
+                token=token,
+            )
+        progress = self._progress.check(
+            url=page.url,
+            pages=self.pages,
+            items=item_count,
+            cursor=self.cursor,
+            complete_list_size=self.complete_list_size,
+            token=token,
+        )
+        # An empty page that moved its cursor (within completeListSize) is not "empty".
+        self._empty_pages = 0 if progress else self._empty_pages + 1
+        if self._empty_pages > self.options.max_empty_pages:
+            raise TokenLoopError(
+                f"The provider at {page.url} sent {self._empty_pages} empty {self.verb} pages "
+                f"in a row, each with a new resumption token; giving up rather than looping.",
+                url=page.url,
+                token=token,
+            )
+        self._seen_tokens.add(token)
+        self._token_order.append(token)
+        if len(self._token_order) > SEEN_TOKENS:
+            self._seen_tokens.discard(self._token_order.popleft())
+        self.resumption_token = ResumptionToken(
+            token=token,
+            cursor=self.cursor,
+            complete_list_size=self.complete_list_size,
+            expiration_date=self.expiration_date,
+        )
+
+    def _finish(self, page: OAIPage) -> None:
+        self.oai_response = page
+        self._items = iter(())
+        self.resumption_token = None
+
+    def _restart(self, page: OAIPage, error: OAIProtocolError) -> None:
+        # Tokens are never persisted or reused: the list is requested again from the start
+        # with the same selective arguments; the consumer is idempotent.
+        max_restarts = self.options.max_restarts
+        if self.restarts >= max_restarts:
+            raise TooManyRestarts(
+                f"The provider at {page.url} rejected its own resumption token again "
+                f"({error.message or 'badResumptionToken'}); gave up after restarting the "
+                f"{self.verb} list {self.restarts} times. Its tokens may expire faster than "
+                f"the harvest proceeds.",
+                url=page.url,
+                restarts=self.restarts,
+            )
+        self.restarts += 1
+        log.warning(
+            "%s: badResumptionToken after %d pages; restarting %s from the first request "
+            "(restart %d of %d)",
+            page.url,
+            self.pages,
+            self.verb,
+            self.restarts,
+            max_restarts,
+        )
+        self.resumption_token = None
+        self._seen_tokens.clear()
+        self._token_order.clear()
+        self._empty_pages = 0
+        self._progress.reset()
+
+
+def _errors_of(element: etree._Element, page: OAIPage | None) -> list[str]:
+    return page.item_errors.get(element, []) if page is not None else []
+
+
+class RecordStream(_ListStream[OAIRecord]):
+    """ListRecords as a lazy iterator of :class:`OAIRecord`."""
+
+    verb = "ListRecords"
+    item_tag = "record"
+
+    def _build(self, element: etree._Element, page: OAIPage | None) -> OAIRecord:
+        return build_record(
+            element, _errors_of(element, page), max_bytes=self.options.max_record_bytes
+        )
+
+
+class HeaderStream(_ListStream[OAIHeader]):
+    """ListIdentifiers as a lazy iterator of :class:`OAIHeader`."""
+
+    verb = "ListIdentifiers"
+    item_tag = "header"
+
+    def _build(self, element: etree._Element, page: OAIPage | None) -> OAIHeader:
+        return build_header(element, _errors_of(element, page))
+
+
+class SetStream(_ListStream[OAISet]):
+    """ListSets as a lazy iterator of :class:`OAISet`; a provider without sets is empty."""
+
+    verb = "ListSets"
+    item_tag = "set"
+    empty_codes = frozenset({"noSetHierarchy", "noRecordsMatch"})
+
+    def _build(self, element: etree._Element, page: OAIPage | None) -> OAISet:
+        return build_set(element)
+
+
+class MetadataFormatStream(_ListStream[MetadataFormat]):
+    """ListMetadataFormats; an item without formats is an empty list."""
+
+    verb = "ListMetadataFormats"
+    item_tag = "metadataFormat"
+    empty_codes = frozenset({"noMetadataFormats"})
+
+    def _build(self, element: etree._Element, page: OAIPage | None) -> MetadataFormat:
+        return build_metadata_format(element)
+
+
+__all__ = ["HeaderStream", "MetadataFormatStream", "RecordStream", "SetStream"]
