@@ -50,9 +50,7 @@ class HarvesterSchema(Schema):
         error_messages={"invalid": "Give an http:// or https:// URL of the OAI-PMH endpoint."},
     )
     metadata_prefix = fields.String(required=True, validate=validate.Length(min=1, max=255))
-    setspecs = PlainList(
-        fields.String(validate=validate.Length(min=1, max=255)), load_default=list
-    )
+    setspecs = PlainList(fields.String(validate=validate.Length(min=1, max=255)), load_default=list)
     target = fields.String(required=True)
     transformer = fields.String(load_default=None, allow_none=True)
     batch_size = fields.Integer(
@@ -69,6 +67,22 @@ class HarvesterSchema(Schema):
     updated = TZDateTime(timezone=UTC, format="iso", dump_only=True)
     job = fields.Raw(dump_only=True)
     jobs = fields.Raw(dump_only=True)
+    # In words, for pages that show values as text.
+    setspecs_text = fields.Method("_setspecs_text", dump_only=True)
+    harvest_managers_text = fields.Method("_harvest_managers_text", dump_only=True)
+
+    def _setspecs_text(self, harvester: Any) -> str:
+        return ", ".join(harvester.setspecs or []) or "all (no set)"
+
+    def _harvest_managers_text(self, harvester: Any) -> str:
+        ids = list(harvester.harvest_managers or [])
+        if not ids:
+            return "none"
+        emails = dict(
+            db.session.execute(db.select(User.id, User.email).where(User.id.in_(ids))).all()
+        )
+        return ", ".join(f"{emails.get(user_id, '?')} (id {user_id})" for user_id in ids)
+
     last_run = fields.Raw(dump_only=True)
 
     @pre_load
@@ -173,7 +187,6 @@ class HarvestedRecordSchema(Schema):
     run_id = fields.UUID(dump_only=True, allow_none=True)
     original_xml = fields.String(dump_only=True, allow_none=True)
     transformed = fields.Raw(dump_only=True, allow_none=True)
-
 
     def _state(self, row: Any) -> str:
         """In words, for lists: what the source says of the record."""

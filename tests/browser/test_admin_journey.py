@@ -207,14 +207,19 @@ def test_admin_journey(chromium: Browser, browser_provider, browser_corpus, run_
         page.locator("form").first.wait_for()
         assert page.locator("[name='title']").first.is_visible()
 
-    with browser.step("schedule-job"):
-        browser.goto(f"/administration/jobs/{job_id}")
-        page.get_by_role("button", name="Schedule").first.click()
+    # invenio-jobs 11.1 (not this plugin): after scheduling from the Jobs list it navigates to
+    # the job's `links.self_admin_html`, which its API app cannot build (no administration
+    # blueprint there), so the browser asks for /administration/undefined once.
+    with browser.step("schedule-job", expect=[(404, r"/administration/undefined$")]):
+        browser.goto("/administration/jobs")
+        row = page.locator("tr", has_text="OAI-PMH harvest: Journey")
+        row.locator("td").last.locator(".dropdown, button").first.click()  # the gear menu
+        page.locator(".menu .item, .ui.button", has_text="Schedule").first.click()
         modal = page.locator(".ui.modal")
-        modal.wait_for()
-        modal.get_by_text("Interval").first.click()
+        modal.locator(".dropdown", has_text="Select a schedule type").click()
+        modal.locator(".dropdown .item", has_text="Interval").click()
         modal.locator("[name='hours']").fill("6")
-        modal.locator("button[type=submit], button:has-text('Save')").first.click()
+        modal.get_by_role("button", name="Save").click()
         modal.wait_for(state="detached")
         job = browser.api("GET", f"/api/jobs/{job_id}").json()
         assert job["schedule"]["type"] == "interval" and job["schedule"]["hours"] == 6
