@@ -63,6 +63,7 @@ class HarvesterListView(HarvesterAdminMixin, AdminResourceListView):
     create_view_name = "oai-harvesters-create"
     resource_name = "name"
 
+    template = "oarepo_oaipmh_harvester/administration/search.html"
     display_search = True
     display_create = True
     display_edit = True

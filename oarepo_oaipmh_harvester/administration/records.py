@@ -49,6 +49,7 @@ class HarvestedRecordListView(HarvestedRecordAdminMixin, AdminResourceListView):
     icon = "file alternate outline"
     order = 2
     display_create = False
+    template = "oarepo_oaipmh_harvester/administration/search.html"
     display_search = True
     resource_name = "oai_identifier"
 

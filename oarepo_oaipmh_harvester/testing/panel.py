@@ -116,13 +116,20 @@ class PanelSettings:
 
 
 def _assets_digest() -> str:
-    """What the built assets depend on: the installed packages that declare webpack bundles."""
-    names = sorted(
+    """What the built assets depend on: the installed packages that declare webpack bundles,
+    and this package's own asset files (they change without a new version in development)."""
+    digest = hashlib.sha256()
+    for name in sorted(
         f"{dist.metadata['Name']}=={dist.version}"
         for dist in metadata.distributions()
         if any(ep.group == "invenio_assets.webpack" for ep in dist.entry_points)
-    )
-    return hashlib.sha256("\n".join(names).encode()).hexdigest()
+    ):
+        digest.update(name.encode() + b"\n")
+    own_assets = Path(__file__).resolve().parents[1] / "assets"
+    for path in sorted(own_assets.rglob("*")):
+        if path.is_file():
+            digest.update(str(path.relative_to(own_assets)).encode() + path.read_bytes())
+    return digest.hexdigest()
 
 
 def assets_built(instance_path: Path) -> bool:

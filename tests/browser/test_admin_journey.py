@@ -58,9 +58,19 @@ def open_run_form(browser: Browser) -> None:
     browser.page.locator(".ui.modal form#action-form").wait_for()
 
 
-def submit_run_form(browser: Browser) -> None:
-    browser.page.locator(".ui.modal button[type=submit]").click()
-    browser.page.locator(".ui.modal").wait_for(state="detached")
+def submit_run_form(browser: Browser) -> dict:
+    """Submit the Run now (or Re-harvest) form; the panel says the run is queued and links it."""
+    modal = browser.page.locator(".ui.modal")
+    modal.locator("button[type=submit]").click()
+    queued = modal.locator("#oai-harvester-run-queued")
+    queued.wait_for()
+    text = queued.inner_text()
+    assert "queued" in text or "is " in text, text
+    link = queued.get_by_role("link", name="Open the run").get_attribute("href")
+    assert re.search(r"/administration/runs/[0-9a-f-]{36}$", link), link
+    modal.get_by_role("button", name="Close").click()
+    modal.wait_for(state="detached")
+    return {"link": link, "text": text}
 
 
 def test_admin_journey(chromium: Browser, browser_provider, browser_corpus, run_scheduler_once):
@@ -172,8 +182,9 @@ def test_admin_journey(chromium: Browser, browser_provider, browser_corpus, run_
         page.locator("tr", has_text="journey").get_by_role("button", name="Run now").click()
         page.locator(".ui.modal form#action-form").wait_for()
         page.locator(".ui.modal .field:has([name='reconcile_only']) .checkbox").click()
-        submit_run_form(browser)
+        queued = submit_run_form(browser)
         runs = finished_runs(browser, "journey", 3)
+        assert queued["link"].endswith(runs[0]["id"])  # the confirmation links this run
         assert runs[0]["args"]["reconcile_only"] is True
         assert runs[0]["status"] == "SUCCESS", runs[0]["message"]
 
@@ -194,7 +205,7 @@ def test_admin_journey(chromium: Browser, browser_provider, browser_corpus, run_
         page.get_by_text(identifier).first.wait_for()
         assert "<dc:title>" in page.locator("pre").first.inner_text() or "title" in page.content()
         page.get_by_role("button", name="Re-harvest").first.click()
-        page.locator(".ui.modal button[type=submit]").click()
+        submit_run_form(browser)
         runs = finished_runs(browser, "journey", 4)
         assert runs[0]["title"] == f"Re-harvest {identifier}"
         assert runs[0]["status"] == "SUCCESS" and runs[0]["args"]["identifiers"] == [identifier]
@@ -234,6 +245,9 @@ def test_admin_journey(chromium: Browser, browser_provider, browser_corpus, run_
         browser.goto("/administration/oai-harvesters/journey")
         assert "every 6 hours" in page.locator("#oai-harvester-jobs").inner_text()
         assert "Scheduled run" in page.locator("#oai-harvester-runs tbody tr").first.inner_text()
+        shutil.copy(
+            browser.screenshot("detail-scheduled"), README_SCREENSHOTS / "harvester-detail.png"
+        )
 
     # -- delete -------------------------------------------------------------------------------
     with browser.step("delete"):
