@@ -18,8 +18,8 @@ install() {
     fi
     "$VENV/bin/python" -m pip install --quiet --upgrade pip wheel
     "$VENV/bin/python" -m pip install --quiet -e ".[tests,benchmark]"
-    # The theme.config that an instance provides for the built admin panel (tests, ./run.sh panel).
-    "$VENV/bin/python" -m pip install --quiet -e tests/support/theme
+    # Test and demo support: the sample target, the theme.config of the built admin panel.
+    "$VENV/bin/python" -m pip install --quiet -e tests/support
 }
 
 ensure_browser() {
@@ -38,7 +38,7 @@ ensure_installed() {
     # Reinstall when the venv is missing or the project metadata changed since the last install.
     local stamp="$VENV/.installed-from"
     local digest
-    digest=$(cat setup.cfg pyproject.toml tests/support/theme/pyproject.toml | sha256sum | cut -d' ' -f1)
+    digest=$(cat setup.cfg pyproject.toml tests/support/pyproject.toml | sha256sum | cut -d' ' -f1)
     if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
         install
         echo "$digest" > "$stamp"

@@ -31,10 +31,6 @@ class OARepoOAIHarvester:
         from .reports import connect_reports
 
         connect_reports()
-        if app.config["OAI_HARVESTER_SAMPLE_TARGET"]:
-            from .testing.sample_records import ext as sample_ext
-
-            sample_ext.init_app(app)
         app.extensions["oarepo-oaipmh-harvester"] = self
 
     def init_services(self, app: Flask) -> None:
@@ -92,7 +88,3 @@ def finalize_app(app: Flask) -> None:
         finally:
             db.session.rollback()
             db.session.remove()
-    if app.config["OAI_HARVESTER_SAMPLE_TARGET"]:
-        from .testing.sample_records import ext as sample_ext
-
-        sample_ext.finalize_app(app)

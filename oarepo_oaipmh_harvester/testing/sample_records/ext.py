@@ -1,15 +1,30 @@
-"""Registers the sample target when ``OAI_HARVESTER_SAMPLE_TARGET`` is set."""
+"""The sample target as an Invenio extension, when ``OAI_HARVESTER_SAMPLE_TARGET`` is set.
+
+Wired in by the entry points of the test-support package (``tests/support``), never by the
+plugin's own extension: a production install has no sample target.
+"""
 
 from flask import Flask
 
 from . import SAMPLE_SERVICE_ID
 
 
-def init_app(app: Flask) -> None:
-    from . import records  # noqa: F401 - the table must be known before `db.create_all()`
+class SampleTarget:
+    """Registers the sample records' model (before ``db.create_all()``)."""
+
+    def __init__(self, app: Flask | None = None) -> None:
+        if app is not None:
+            self.init_app(app)
+
+    def init_app(self, app: Flask) -> None:
+        if app.config.get("OAI_HARVESTER_SAMPLE_TARGET"):
+            from . import records  # noqa: F401 - the table must be known to SQLAlchemy
 
 
 def finalize_app(app: Flask) -> None:
+    """Register the sample records' index and service."""
+    if not app.config.get("OAI_HARVESTER_SAMPLE_TARGET"):
+        return
     from invenio_records_resources.proxies import current_service_registry
     from invenio_search.proxies import current_search
 

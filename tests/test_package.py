@@ -1,0 +1,53 @@
+"""The package's shape: production modules never import the test support."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import oarepo_oaipmh_harvester
+
+PACKAGE = Path(oarepo_oaipmh_harvester.__file__).parent
+
+
+def _imports(path: Path) -> set[str]:
+    """Absolute names of every module that `path` imports (relative imports resolved)."""
+    module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            if node.level:
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            names.add(target)
+            names.update(f"{target}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_production_code_never_imports_the_test_support():
+    offenders = {}
+    for path in PACKAGE.rglob("*.py"):
+        if "testing" in path.relative_to(PACKAGE).parts:
+            continue
+        testing = {
+            name for name in _imports(path) if name.startswith("oarepo_oaipmh_harvester.testing")
+        }
+        if testing:
+            offenders[str(path.relative_to(PACKAGE))] = sorted(testing)
+    assert offenders == {}
+
+
+def test_the_check_sees_a_relative_import_of_the_test_support(tmp_path):
+    # The rule above must be able to fail: ext.py once registered testing.sample_records.
+    fake = PACKAGE / "_fake_for_test.py"
+    fake.write_text("from .testing.sample_records import ext\n")
+    try:
+        assert "oarepo_oaipmh_harvester.testing.sample_records" in _imports(fake)
+    finally:
+        fake.unlink()
