@@ -628,7 +628,9 @@ def phase_naive(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
 def _create_harvester(base_url: str, batch_size: int) -> None:
     from invenio_access.permissions import system_identity
 
-    from oarepo_oaipmh_harvester.proxies import current_harvester_service
+    from oarepo_oaipmh_harvester.proxies import (
+        current_harvester_service,
+    )
 
     current_harvester_service.create(
         system_identity,
@@ -647,7 +649,9 @@ def _harvest(label: str, total_hint: int | None, **kwargs: Any) -> dict[str, Any
     """One run through the harvester service, as `invenio oai harvest` does."""
     from invenio_access.permissions import system_identity
 
-    from oarepo_oaipmh_harvester.proxies import current_harvester_service
+    from oarepo_oaipmh_harvester.proxies import (
+        current_harvest_runs_service,
+    )
 
     started = time.perf_counter()
     last = [started]
@@ -659,7 +663,7 @@ def _harvest(label: str, total_hint: int | None, **kwargs: Any) -> dict[str, Any
             done = update.counts.total
             log(f"{label}: {done}/{total_hint or '?'} records, {done / (now - started):.0f}/s")
 
-    run = current_harvester_service.harvest_in_process(
+    run = current_harvest_runs_service.harvest_in_process(
         system_identity, HARVESTER_ID, progress=progress, **kwargs
     )
     return {
@@ -761,7 +765,9 @@ def phase_workers(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
     from invenio_jobs.models import Job, Run, RunStatusEnum
     from invenio_jobs.tasks import execute_run
 
-    from oarepo_oaipmh_harvester.proxies import current_harvester_service
+    from oarepo_oaipmh_harvester.proxies import (
+        current_harvest_runs_service,
+    )
     from oarepo_oaipmh_harvester.testing.workers import (
         invenio_environment,
         start_celery_workers,
@@ -785,7 +791,7 @@ def phase_workers(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
     worker.boot(overrides)
     worker.reset_storage()
     _create_harvester(p["base_url"], p["batch_size"])
-    job = current_harvester_service.ensure_job(system_identity, HARVESTER_ID)
+    job = current_harvest_runs_service.ensure_job(system_identity, HARVESTER_ID)
     env = invenio_environment(worker.config)
     processes = start_celery_workers(env, queue, count, name="bench") if count else []
     worker.params["celery_pids"] = [process.pid for process in processes]

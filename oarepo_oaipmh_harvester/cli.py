@@ -13,7 +13,7 @@ from flask.cli import with_appcontext
 from invenio_access.permissions import system_identity
 
 from .harvest.run import HarvestProgress
-from .proxies import current_harvester_service
+from .proxies import current_harvest_runs_service, current_harvester_service
 from .services.errors import HarvesterServiceError
 
 
@@ -21,23 +21,16 @@ def _fail(message: str) -> None:
     raise click.ClickException(message)
 
 
+HARVESTER_FIELDS = (
+    "id", "name", "comment", "base_url", "metadata_prefix", "setspecs", "target", "transformer",
+    "batch_size", "request_delay", "harvest_managers", "watermark", "created", "updated",
+)  # fmt: skip
+
+
 def _harvester_dict(harvester: Any) -> dict[str, Any]:
-    return {
-        "id": harvester.id,
-        "name": harvester.name,
-        "comment": harvester.comment,
-        "base_url": harvester.base_url,
-        "metadata_prefix": harvester.metadata_prefix,
-        "setspecs": list(harvester.setspecs or []),
-        "target": harvester.target,
-        "transformer": harvester.transformer,
-        "batch_size": harvester.batch_size,
-        "request_delay": harvester.request_delay,
-        "harvest_managers": list(harvester.harvest_managers or []),
-        "watermark": harvester.watermark.isoformat() if harvester.watermark else None,
-        "created": harvester.created.isoformat() if harvester.created else None,
-        "updated": harvester.updated.isoformat() if harvester.updated else None,
-    }
+    """What `harvester list` prints of a harvester item: its stored fields, as the API dumps them."""
+    data = harvester.data
+    return {name: data.get(name) for name in HARVESTER_FIELDS}
 
 
 def _echo_json(data: Any) -> None:
@@ -203,9 +196,12 @@ def list_harvesters(as_json: bool) -> None:
     if as_json:
         _echo_json([_harvester_dict(h) for h in harvesters])
         return
-    for h in harvesters:
-        sets = ",".join(h.setspecs or []) or "-"
-        click.echo(f"{h.id}\t{h.base_url}\t{h.metadata_prefix}\tsets={sets}\t-> {h.target}")
+    for item in harvesters:
+        h = item.data
+        sets = ",".join(h.get("setspecs") or []) or "-"
+        click.echo(
+            f"{h['id']}\t{h['base_url']}\t{h['metadata_prefix']}\tsets={sets}\t-> {h['target']}"
+        )
 
 
 class _ProgressPrinter:
@@ -268,7 +264,7 @@ def harvest(
     printer = _ProgressPrinter()
     started = datetime.now(UTC)
     try:
-        run = current_harvester_service.harvest_in_process(
+        run = current_harvest_runs_service.harvest_in_process(
             system_identity,
             harvester_id,
             since=since.replace(tzinfo=UTC) if since else None,

@@ -39,13 +39,20 @@ class OARepoOAIHarvester:
             HarvestedRecordServiceConfig,
             HarvesterService,
             HarvesterServiceConfig,
+            HarvestRunService,
         )
 
+        harvesters_config = HarvesterServiceConfig.build(app)
         self.harvester_service = HarvesterService(
-            HarvesterServiceConfig.build(app), jobs_registry_getter=self._jobs_registry
+            harvesters_config, jobs_registry_getter=self._jobs_registry
+        )
+        self.runs_service = HarvestRunService(
+            harvesters_config, jobs_registry_getter=self._jobs_registry
         )
         self.records_service = HarvestedRecordService(
-            HarvestedRecordServiceConfig.build(app), harvester_service=self.harvester_service
+            HarvestedRecordServiceConfig.build(app),
+            harvester_service=self.harvester_service,
+            runs_service=self.runs_service,
         )
 
     def init_resources(self, app: Flask) -> None:
@@ -57,7 +64,7 @@ class OARepoOAIHarvester:
         )
 
         self.harvesters_resource = HarvesterResource(
-            HarvesterResourceConfig.build(app), self.harvester_service
+            HarvesterResourceConfig.build(app), self.harvester_service, self.runs_service
         )
         self.records_resource = HarvestedRecordResource(
             HarvestedRecordResourceConfig.build(app), self.records_service

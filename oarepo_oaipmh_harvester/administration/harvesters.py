@@ -18,6 +18,7 @@ from invenio_i18n import lazy_gettext as _
 
 from ..jobs import job_type_id
 from ..proxies import (
+    current_harvest_runs_service,
     current_harvested_records_service,
     current_harvester_service,
     current_oai_harvester,
@@ -120,7 +121,7 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
             harvester = current_harvester_service.read(g.identity, pid_value).to_dict()
         except HarvesterNotFound:
             abort(404)
-        runs = current_harvester_service.search_runs(
+        runs = current_harvest_runs_service.search_runs(
             g.identity, pid_value, {"size": self.last_runs}
         ).to_dict()
         records = current_harvested_records_service.search(

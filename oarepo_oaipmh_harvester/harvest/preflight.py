@@ -73,7 +73,11 @@ def check_provider(
             client.identify()
         except OAIHarvestError as error:
             raise PreflightError(
-                {"base_url": [f"The provider at {base_url} did not answer Identify: {plain_reason(error)}."]}
+                {
+                    "base_url": [
+                        f"The provider at {base_url} did not answer Identify: {plain_reason(error)}."
+                    ]
+                }
             ) from None
         try:
             offered = [fmt.prefix for fmt in client.list_metadata_formats()]

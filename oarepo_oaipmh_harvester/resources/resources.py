@@ -16,11 +16,12 @@ from invenio_records_resources.resources.records.resource import (
 
 
 class HarvesterResource(ErrorHandlersMixin, Resource):
-    """``/api/oai-harvest/harvesters``."""
+    """``/api/oai-harvest/harvesters``: harvesters and their runs."""
 
-    def __init__(self, config: Any, service: Any) -> None:
+    def __init__(self, config: Any, service: Any, runs_service: Any) -> None:
         super().__init__(config)
         self.service = service
+        self.runs_service = runs_service
 
     def create_url_rules(self) -> list[dict]:
         routes = self.config.routes
@@ -81,7 +82,7 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
     @response_handler()
     def run(self) -> tuple[dict, int]:
         """Run now; the body (optional) takes ``since``, ``full``, ``identifiers``, ``title``."""
-        item = self.service.start_run(
+        item = self.runs_service.start_run(
             g.identity,
             resource_requestctx.view_args["harvester_id"],
             resource_requestctx.data or {},
@@ -92,7 +93,7 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
     @request_view_args
     @response_handler(many=True)
     def search_runs(self) -> tuple[dict, int]:
-        result = self.service.search_runs(
+        result = self.runs_service.search_runs(
             g.identity,
             resource_requestctx.view_args["harvester_id"],
             params=resource_requestctx.args,
@@ -102,7 +103,7 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
     @request_view_args
     @response_handler()
     def read_run(self) -> tuple[dict, int]:
-        item = self.service.read_run(
+        item = self.runs_service.read_run(
             g.identity,
             resource_requestctx.view_args["harvester_id"],
             resource_requestctx.view_args["run_id"],

@@ -12,10 +12,12 @@ from .errors import (
 )
 from .harvesters import HarvesterService
 from .records import HarvestedRecordService
+from .runs import HarvestRunService
 
 __all__ = (
     "HarvestRunInProgress",
     "HarvestRunNotFound",
+    "HarvestRunService",
     "HarvestedRecordNotFound",
     "HarvestedRecordService",
     "HarvestedRecordServiceConfig",

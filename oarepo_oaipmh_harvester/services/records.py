@@ -95,11 +95,12 @@ class HarvestedRecordService(Service):
     wrote them: ISO dates sort as text), ``run`` (a run id), ``sort``, ``page``, ``size``.
     """
 
-    def __init__(self, config: Any, harvester_service: Any) -> None:
+    def __init__(self, config: Any, harvester_service: Any, runs_service: Any) -> None:
         super().__init__(config)
         self._schema = ServiceSchemaWrapper(self, schema=config.schema)
         self._list_schema = ServiceSchemaWrapper(self, schema=config.list_schema)
         self.harvester_service = harvester_service
+        self.runs_service = runs_service
 
     @property
     def schema(self) -> ServiceSchemaWrapper:
@@ -281,7 +282,7 @@ class HarvestedRecordService(Service):
         """Fetch this one record again now (GetRecord), as a run of the harvester's job."""
         self._get(identity, harvester_id, oai_identifier, "reharvest")
         try:
-            return self.harvester_service.start_run(
+            return self.runs_service.start_run(
                 identity,
                 harvester_id,
                 {"identifiers": [oai_identifier]},

@@ -43,21 +43,7 @@ class SQLItem(RecordItem):
 
 
 class HarvesterItem(SQLItem):
-    """A harvester.
-
-    Attribute access falls through to the harvester row (`item.name`, `item.setspecs`,
-    `item.watermark`...): scripts and the command line written against the model keep working.
-    """
-
-    @property
-    def model(self) -> Any:
-        """The `OAIHarvester` row."""
-        return self._record.model
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._record.model, name)
+    """A harvester: ``.data`` / ``.to_dict()`` (what the schema dumps) and ``.links``."""
 
 
 class SQLList(RecordList):

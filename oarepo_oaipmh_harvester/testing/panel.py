@@ -385,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--database",
         default=os.environ.get(
-            "SQLALCHEMY_DATABASE_URI", "postgresql+psycopg2://postgres@127.0.0.1:5432/oaiharvest_panel"
+            "SQLALCHEMY_DATABASE_URI",
+            "postgresql+psycopg2://postgres@127.0.0.1:5432/oaiharvest_panel",
         ),
     )
     parser.add_argument("--broker", default="redis://127.0.0.1:6379/5")

@@ -169,4 +169,4 @@ def test_cli_create_and_update_check_the_provider_unless_told_not_to(
     assert result.exit_code != 0 and "no set 'chem'" in result.output
     result = run_cli("harvester", "update", "c", "--set", "chem", "--no-check")
     assert result.exit_code == 0
-    assert current_harvester_service.read(system_identity, "c").setspecs == ["chem"]
+    assert current_harvester_service.read(system_identity, "c").data["setspecs"] == ["chem"]

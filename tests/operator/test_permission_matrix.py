@@ -16,7 +16,7 @@ from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_jobs.models import Run, RunStatusEnum
 
-from oarepo_oaipmh_harvester.proxies import current_harvester_service
+from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
 
 H = "/api/oai-harvest/harvesters"
 R = "/api/oai-harvest/records"
@@ -61,7 +61,7 @@ MATRIX = [
 
 def finished_run(harvester_id: str) -> str:
     """A finished run of the harvester's job, without harvesting."""
-    job = current_harvester_service.ensure_job(system_identity, harvester_id)
+    job = current_harvest_runs_service.ensure_job(system_identity, harvester_id)
     run = Run(
         id=uuid.uuid4(),
         job=job,

@@ -11,11 +11,11 @@ from invenio_jobs.models import Run
 from operator_helpers import mounted_api_app
 
 from oarepo_oaipmh_harvester.models import OAIHarvester
-from oarepo_oaipmh_harvester.proxies import current_harvester_service
+from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
 
 
 def run_now(harvester_id: str = "a") -> Run:
-    item = current_harvester_service.start_run(system_identity, harvester_id)
+    item = current_harvest_runs_service.start_run(system_identity, harvester_id)
     return db.session.get(Run, item.id)
 
 

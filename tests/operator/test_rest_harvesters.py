@@ -332,5 +332,8 @@ def test_a_second_job_of_the_same_task_is_shown_and_a_scheduled_one_comes_first(
         },
     )
     harvester = as_admin.get(f"{API}/a").json
-    assert [job["title"] for job in harvester["jobs"]] == ["Nightly", "OAI-PMH harvest: Harvester A"]
+    assert [job["title"] for job in harvester["jobs"]] == [
+        "Nightly",
+        "OAI-PMH harvest: Harvester A",
+    ]
     assert harvester["job"]["scheduled"] and harvester["job"]["schedule"]["hours"] == 6

@@ -24,9 +24,9 @@ VALID = {
 
 def test_create_applies_defaults_and_registers_job_type(app, db):
     harvester = current_harvester_service.create(system_identity, VALID)
-    assert harvester.transformer == "oai_dc"
-    assert harvester.batch_size == app.config["OAI_HARVESTER_DEFAULT_BATCH_SIZE"]
-    assert harvester.setspecs == ["user-cern"]  # duplicates dropped
+    assert harvester.data["transformer"] == "oai_dc"
+    assert harvester.data["batch_size"] == app.config["OAI_HARVESTER_DEFAULT_BATCH_SIZE"]
+    assert harvester.data["setspecs"] == ["user-cern"]  # duplicates dropped
     job_type = current_jobs.registry.get("harvest_oaipmh_records_zenodo")
     assert job_type.harvester_id == "zenodo"
     assert "harvest_oaipmh_records_zenodo" in current_jobs.registry.get_all()
@@ -63,7 +63,7 @@ def test_duplicate_id_refused(app, db):
     current_harvester_service.create(system_identity, VALID)
     with pytest.raises(HarvesterAlreadyExists, match="'zenodo' already exists"):
         current_harvester_service.create(system_identity, {**VALID, "name": "Other"})
-    assert current_harvester_service.read(system_identity, "zenodo").name == "Zenodo"
+    assert current_harvester_service.read(system_identity, "zenodo").data["name"] == "Zenodo"
 
 
 def test_update_validates_and_keeps_unspecified_fields(app, db):
@@ -71,7 +71,7 @@ def test_update_validates_and_keeps_unspecified_fields(app, db):
     updated = current_harvester_service.update(
         system_identity, "zenodo", {"name": "Zenodo (CERN)", "batch_size": 50}
     )
-    assert (updated.name, updated.batch_size, updated.base_url) == (
+    assert (updated.data["name"], updated.data["batch_size"], updated.data["base_url"]) == (
         "Zenodo (CERN)",
         50,
         VALID["base_url"],
@@ -80,7 +80,9 @@ def test_update_validates_and_keeps_unspecified_fields(app, db):
     with pytest.raises(HarvesterValidationError):
         current_harvester_service.update(system_identity, "zenodo", {"target": "nope"})
     db.session.rollback()
-    assert current_harvester_service.read(system_identity, "zenodo").target == VALID["target"]
+    assert (
+        current_harvester_service.read(system_identity, "zenodo").data["target"] == VALID["target"]
+    )
     with pytest.raises(HarvesterValidationError, match="cannot change"):
         current_harvester_service.update(system_identity, "zenodo", {"id": "other"})
 

@@ -165,4 +165,4 @@ def test_polite_delay_per_harvester(app, db, provider, corpus):
     from oarepo_oaipmh_harvester.proxies import current_harvester_service
 
     updated = current_harvester_service.update(system_identity, "test", {"request_delay": None})
-    assert updated.request_delay is None
+    assert updated.data["request_delay"] is None

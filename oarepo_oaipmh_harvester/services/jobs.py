@@ -1,0 +1,108 @@
+"""A harvester's invenio-jobs jobs and runs, as the services read and create them.
+
+The job type id format lives in `oarepo_oaipmh_harvester.jobs`; this module owns which Job rows
+belong to a harvester, which of them is "its" job, and how a new one looks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import sqlalchemy as sa
+from invenio_db import db
+from invenio_db.uow import Operation, UnitOfWork
+from invenio_jobs.models import Job, Run, RunStatusEnum
+from invenio_jobs.proxies import current_jobs
+
+from ..jobs import job_type_id
+from ..models import OAIHarvester
+
+ACTIVE_RUN_STATUSES = (RunStatusEnum.QUEUED, RunStatusEnum.RUNNING)
+
+
+def jobs_of(harvester_id: str) -> list[Job]:
+    """The invenio-jobs jobs of the harvester's task, the scheduled ones first."""
+    jobs = db.session.scalars(
+        db.select(Job).where(Job.task == job_type_id(harvester_id)).order_by(Job.created)
+    ).all()
+    return sorted(jobs, key=lambda job: not (job.active and job.schedule))
+
+
+def job_of(harvester_id: str) -> Job | None:
+    """The harvester's job: its scheduled one if any, else its oldest."""
+    jobs = jobs_of(harvester_id)
+    return jobs[0] if jobs else None
+
+
+def new_job(harvester: OAIHarvester) -> Job:
+    """The harvester's job: active, not scheduled (an admin gives it a schedule in
+    Administration -> Jobs), with the title and description its job type has."""
+    return Job(
+        title=f"OAI-PMH harvest: {harvester.name}",
+        description=f"Harvest {harvester.base_url} into {harvester.target}",
+        task=job_type_id(harvester.id),
+        active=True,
+        default_queue=current_jobs.default_queue,
+    )
+
+
+def dump_job(job: Job) -> dict[str, Any]:
+    return {
+        "id": str(job.id),
+        "title": job.title,
+        "active": job.active,
+        "scheduled": bool(job.active and job.schedule),
+        "schedule": job.schedule,
+        "task": job.task,
+    }
+
+
+def runs_query(harvester_id: str) -> sa.Select:
+    """The top-level runs (not fan-out subtasks) of the harvester's jobs."""
+    return (
+        db.select(Run)
+        .join(Job, Run.job_id == Job.id)
+        .where(Job.task == job_type_id(harvester_id), Run.parent_run_id.is_(None))
+    )
+
+
+def active_run(harvester_id: str) -> Run | None:
+    """A queued or running run of the harvester's jobs, if there is one."""
+    return db.session.scalars(
+        runs_query(harvester_id)
+        .where(Run.status.in_(ACTIVE_RUN_STATUSES))
+        .order_by(Run.created.desc())
+    ).first()
+
+
+def delete_jobs_of(harvester_id: str) -> None:
+    """Delete the harvester's jobs and their runs (in the caller's transaction)."""
+    job_ids = list(
+        db.session.scalars(db.select(Job.id).where(Job.task == job_type_id(harvester_id)))
+    )
+    if job_ids:
+        db.session.execute(db.delete(Run).where(Run.job_id.in_(job_ids)))
+        db.session.execute(db.delete(Job).where(Job.id.in_(job_ids)))
+
+
+class RegisterJobTypeOp(Operation):
+    """After the commit: make the harvester's job type known to invenio-jobs in this process."""
+
+    def __init__(self, registry_getter: Callable[[], Any], harvester: OAIHarvester) -> None:
+        self._registry_getter = registry_getter
+        self._harvester = harvester
+
+    def on_post_commit(self, uow: UnitOfWork) -> None:
+        self._registry_getter().register_harvester(self._harvester)
+
+
+class UnregisterJobTypeOp(Operation):
+    """After the commit: forget the deleted harvester's job type."""
+
+    def __init__(self, registry_getter: Callable[[], Any], harvester_id: str) -> None:
+        self._registry_getter = registry_getter
+        self._harvester_id = harvester_id
+
+    def on_post_commit(self, uow: UnitOfWork) -> None:
+        self._registry_getter().unregister_harvester(self._harvester_id)

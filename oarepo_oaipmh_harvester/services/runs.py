@@ -1,0 +1,230 @@
+"""The runs of harvesters: start one (Run now, re-harvest, command line), list and read them.
+
+Runs are invenio-jobs runs of the harvester's job (`services/jobs.py`); starting one goes
+through invenio-jobs' own runs service, as the scheduler does.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import Any
+
+from invenio_access.permissions import system_identity
+from invenio_db import db
+from invenio_db.uow import ModelCommitOp, UnitOfWork, unit_of_work
+from invenio_jobs.models import Job, Run, RunStatusEnum
+from invenio_jobs.proxies import current_jobs, current_runs_service
+from invenio_jobs.tasks import execute_run
+from invenio_records_resources.services.base import LinksTemplate, Service
+from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
+from marshmallow import ValidationError
+
+from ..harvest.run import ProgressCallback, progress_listener
+from ..harvest.window import SinceSource
+from .access import HarvesterAccessMixin, flatten_messages, is_user, link_args
+from .errors import HarvesterValidationError, HarvestRunInProgress, HarvestRunNotFound
+from .jobs import active_run, job_of, new_job, runs_query
+from .results import SQLItem, SQLList, SQLPage
+from .schemas import RunRequestSchema
+from .sql import fetch_page, resolve_search_params
+
+
+@dataclass(frozen=True)
+class RunView:
+    """What the run schema and the links read of a run: its columns and its harvester."""
+
+    harvester_id: str
+    id: uuid.UUID
+    job_id: uuid.UUID
+    title: str | None
+    status: RunStatusEnum | None
+    message: str | None
+    args: dict[str, Any] | None
+    started_by_id: int | None
+    created: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    total_entries: int | None
+    inserted_entries: int | None
+    updated_entries: int | None
+    errored_entries: int | None
+
+    @classmethod
+    def of(cls, run: Run, harvester_id: str) -> RunView:
+        columns = {f.name: getattr(run, f.name) for f in fields(cls) if f.name != "harvester_id"}
+        return cls(harvester_id=harvester_id, **columns)
+
+
+def dump_run(config: Any, run: Run, harvester_id: str) -> dict[str, Any]:
+    return config.run_schema().dump(RunView.of(run, harvester_id))
+
+
+class HarvestRunService(HarvesterAccessMixin, Service):
+    """Runs of harvesters, for every surface; permissions are the harvesters' ones ("run")."""
+
+    def __init__(self, config: Any, jobs_registry_getter: Callable[[], Any] | None = None) -> None:
+        super().__init__(config)
+        self._jobs_registry = jobs_registry_getter or (lambda: current_jobs.registry)
+
+    def _run_item(self, identity: Any, harvester_id: str, run: Run) -> SQLItem:
+        return self.config.run_item_cls(
+            self,
+            identity,
+            RunView.of(run, harvester_id),
+            links_tpl=LinksTemplate(self.config.links_run),
+            schema=ServiceSchemaWrapper(self, schema=self.config.run_schema),
+        )
+
+    @unit_of_work()
+    def ensure_job(self, identity: Any, harvester_id: str, *, uow: UnitOfWork = None) -> Job:
+        """The harvester's invenio-jobs Job (the scheduled one, if several); created if the
+        harvester has none (harvesters stored before jobs were created with them)."""
+        harvester = self.get_harvester(identity, harvester_id, "run")
+        job = job_of(harvester_id)
+        if job is None:
+            job = new_job(harvester)
+            uow.register(ModelCommitOp(job))
+        return job
+
+    def active_run(self, harvester_id: str) -> Run | None:
+        """A queued or running run of the harvester's jobs, if there is one."""
+        return active_run(harvester_id)
+
+    def start_run(
+        self,
+        identity: Any,
+        harvester_id: str,
+        data: dict | None = None,
+        *,
+        title: str | None = None,
+    ) -> SQLItem:
+        """Start a run through invenio-jobs ("run now"), as the scheduler would.
+
+        `data`: the run arguments (`RunArgumentsSchema`: ``since`` taken as given, ``full``,
+        ``identifiers`` for GetRecord of just these, ``reconcile_only``) and a ``title``. Refused while another run of the harvester is queued or running.
+        """
+        self.get_harvester(identity, harvester_id, "run")
+        try:
+            request = RunRequestSchema().load(data or {})
+        except ValidationError as error:
+            raise HarvesterValidationError(flatten_messages(error.messages)) from None
+        job = self.ensure_job(identity, harvester_id)
+        active = active_run(harvester_id)
+        if active is not None:
+            raise HarvestRunInProgress(harvester_id, str(active.id), active.status.name)
+
+        args: dict[str, Any] = {
+            "job_arg_schema": "OAIHarvestArgsSchema",
+            "full": request["full"],
+            "reconcile_only": request["reconcile_only"],
+        }
+        if request.get("since"):
+            args["since"] = request["since"].isoformat()
+        if request.get("identifiers"):
+            args["identifiers"] = list(request["identifiers"])
+        run_title = title or request.get("title") or "Run now"
+        # invenio-jobs lets only administrators start runs; harvest managers may start their
+        # harvester's runs, which our own permission check above has allowed. The run is
+        # created as the system and then credited to the person who asked for it.
+        with UnitOfWork() as uow:
+            created = current_runs_service.create(
+                system_identity, job.id, {"title": run_title, "args": args}, uow=uow
+            )
+            run = created._record
+            if is_user(identity):
+                run.started_by_id = identity.id
+            uow.commit()
+        db.session.expire_all()  # eager execution (tests, demo) changed the run meanwhile
+        return self._run_item(identity, harvester_id, db.session.get(Run, run.id))
+
+    def search_runs(self, identity: Any, harvester_id: str, params: dict | None = None) -> SQLList:
+        """The runs of the harvester's jobs, newest first."""
+        self.get_harvester(identity, harvester_id)
+        options = _RunSearchOptions
+        params = resolve_search_params(options, params)
+        rows, total = fetch_page(runs_query(harvester_id), Run, options, params)
+        return self.result_list(
+            self,
+            identity,
+            SQLPage(rows=rows, total=total),
+            params=params,
+            links_tpl=LinksTemplate(
+                self.config.links_runs_search,
+                context={"args": link_args(params), "harvester_id": harvester_id},
+            ),
+            links_item_tpl=LinksTemplate(self.config.links_run),
+            schema=ServiceSchemaWrapper(self, schema=self.config.run_schema),
+            prepare=lambda run: RunView.of(run, harvester_id),
+        )
+
+    def read_run(self, identity: Any, harvester_id: str, run_id: str | uuid.UUID) -> SQLItem:
+        """One run of the harvester's jobs."""
+        self.get_harvester(identity, harvester_id)
+        try:
+            run_uuid = run_id if isinstance(run_id, uuid.UUID) else uuid.UUID(str(run_id))
+        except ValueError:
+            raise HarvestRunNotFound(harvester_id, str(run_id)) from None
+        run = db.session.scalars(runs_query(harvester_id).where(Run.id == run_uuid)).first()
+        if run is None:
+            raise HarvestRunNotFound(harvester_id, str(run_id))
+        return self._run_item(identity, harvester_id, run)
+
+    def harvest_in_process(
+        self,
+        identity: Any,
+        harvester_id: str,
+        *,
+        since: datetime | None = None,
+        full: bool = False,
+        identifiers: list[str] | None = None,
+        progress: ProgressCallback | None = None,
+        reconcile_only: bool = False,
+    ) -> Run:
+        """Run a harvest now, in this process, recorded as a run of the harvester's job.
+
+        Without `since` or `full` it continues from the stored watermark. Batches are
+        written here too, whatever OAI_HARVESTER_WRITE_MODE says.
+        """
+        job = self.ensure_job(identity, harvester_id)
+        source = SinceSource.MANUAL if since else SinceSource.WATERMARK
+        run = Run(
+            id=uuid.uuid4(),
+            task_id=uuid.uuid4(),
+            job=job,
+            title="Command-line harvest",
+            status=RunStatusEnum.QUEUED,
+            queue=job.default_queue or current_jobs.default_queue,
+            started_by_id=identity.id if is_user(identity) else None,
+            args={
+                "harvester_id": harvester_id,
+                "since": since.isoformat() if since else None,
+                "since_source": source.value,
+                "full": full,
+                "identifiers": identifiers or None,
+                "reconcile_only": reconcile_only,
+                "write_mode": "local",
+            },
+        )
+        db.session.add(run)
+        db.session.commit()
+        token = progress_listener.set(progress)
+        try:
+            execute_run.apply(kwargs={"run_id": run.id, "identity_id": str(identity.id)})
+        finally:
+            progress_listener.reset(token)
+        db.session.expire_all()
+        return db.session.get(Run, run.id)
+
+
+class _RunSearchOptions:
+    sort_options = {
+        "newest": {"title": "Newest", "fields": ["-created"]},
+        "oldest": {"title": "Oldest", "fields": ["created"]},
+    }
+    sort_default = "newest"
+    sort_default_no_query = "newest"
+    default_size = 10
+    max_size = 100
