@@ -322,6 +322,7 @@ def app_config(
         "SEARCH_HOSTS": search_hosts,
         "SEARCH_INDEX_PREFIX": INDEX_PREFIX,
         "OAI_HARVESTER_SAMPLE_TARGET": True,
+        "OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS": True,
         "JOBS_LOGGING": False,  # job logs go to a data stream, which osmem lacks
         "CELERY_TASK_ALWAYS_EAGER": True,
         "CELERY_TASK_EAGER_PROPAGATES": True,

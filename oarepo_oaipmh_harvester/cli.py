@@ -12,7 +12,7 @@ import click
 from flask.cli import with_appcontext
 from invenio_access.permissions import system_identity
 
-from .harvest.run import HarvestProgress
+from .harvest.results import HarvestProgress, RunOutcome
 from .proxies import current_harvest_runs_service, current_harvester_service
 from .services.errors import HarvesterServiceError
 
@@ -20,6 +20,9 @@ from .services.errors import HarvesterServiceError
 def _fail(message: str) -> None:
     raise click.ClickException(message)
 
+
+FAILURES_PRINTED = 10
+"""Failed identifiers a command-line harvest prints (the records command lists them all)."""
 
 HARVESTER_FIELDS = (
     "id", "name", "comment", "base_url", "metadata_prefix", "setspecs", "target", "transformer",
@@ -280,13 +283,10 @@ def harvest(
     counts = printer.last.counts if printer.last else None
     click.echo(f"Run {run.id}: {run.status.name} in {elapsed:.1f} s")
     if counts is not None:
-        click.echo(
-            f"created {counts.created}, updated {counts.updated}, deleted {counts.deleted}, "
-            f"unchanged {counts.unchanged}, failed {counts.failed}"
-        )
-        for identifier, error in counts.failures[:10]:
+        click.echo(counts.describe())
+        for identifier, error in counts.failures[:FAILURES_PRINTED]:
             click.echo(f"  failed {identifier}: {error}")
-    if run.status.name not in ("SUCCESS",):
+    if run.status.name != RunOutcome.SUCCESS.value:
         if run.message:
             click.echo(run.message.strip().splitlines()[0], err=True)
         sys.exit(1)

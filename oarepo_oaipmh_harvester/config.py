@@ -30,6 +30,55 @@ OAI_HARVESTER_CONTACT_EMAIL = None
 OAI_HARVESTER_REQUEST_DELAY = 0.0
 """Polite pause, in seconds, between two requests to the same provider."""
 
+OAI_HARVESTER_BACKOFF_FACTOR = 1.0
+"""Exponential backoff factor of retries, in seconds, when the provider sends no Retry-After."""
+
+OAI_HARVESTER_REQUEST_DEADLINE = 300.0
+"""Total time, in seconds, one HTTP exchange may take (the read timeout bounds each read only)."""
+
+OAI_HARVESTER_MAX_RESPONSE_BYTES = 100 * 1024 * 1024
+"""Largest response body accepted, counted after decompression."""
+
+OAI_HARVESTER_MAX_RECORD_BYTES = 5 * 1024 * 1024
+"""Largest record (its XML) kept; a larger one keeps its header and fails alone with an error."""
+
+OAI_HARVESTER_MAX_PAGES = 100_000
+"""Pages one list may have in one run, restarts included; a run that meets it fails, naming it."""
+
+OAI_HARVESTER_MAX_EMPTY_PAGES = 10
+"""Consecutive empty pages that still carry a resumption token before the run fails."""
+
+OAI_HARVESTER_PROGRESS_WINDOW = 100
+"""No-progress rule: over any this many consecutive pages, the provider must average at least
+OAI_HARVESTER_MIN_ITEMS_PER_PAGE items (or advance its cursor as much); 0 turns it off."""
+
+OAI_HARVESTER_MIN_ITEMS_PER_PAGE = 0.25
+"""See OAI_HARVESTER_PROGRESS_WINDOW."""
+
+OAI_HARVESTER_FORBIDDEN_NETWORKS = [
+    "169.254.0.0/16",
+    "fe80::/10",
+    "fd00:ec2::254/128",
+    "100.100.100.200/32",
+]
+"""Networks (CIDR) never connected to, checked after DNS on every connection and redirect:
+link-local addresses and cloud metadata services."""
+
+OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS = False
+"""Whether providers (and their redirects) may be on this machine (loopback) or on private
+networks (10/8, 172.16/12, 192.168/16, fc00::/7). Off by default: say True to harvest the
+site's own intranet."""
+
+OAI_HARVESTER_ALLOW_CROSS_ORIGIN_REDIRECTS = False
+"""Follow a provider's redirects to any origin; by default only within its base URL's origin
+(scheme, host and port) and OAI_HARVESTER_ALLOWED_REDIRECT_ORIGINS."""
+
+OAI_HARVESTER_ALLOWED_REDIRECT_ORIGINS = []
+"""Further origins redirects may lead to, e.g. ``["https://oai.example.org"]``."""
+
+OAI_HARVESTER_MAX_REDIRECTS = 10
+"""Redirects followed for one request."""
+
 OAI_HARVESTER_SAMPLE_TARGET = False
 """Register the ``oai-sample-records`` service (demo, benchmark and tests)."""
 

@@ -24,6 +24,7 @@ from invenio_db import db
 from invenio_jobs.models import Run
 from invenio_mail.api import TemplatedMessage
 
+from .harvest.counts import WriteCounts
 from .models import OAIHarvester
 from .signals import harvest_finished
 
@@ -132,27 +133,20 @@ def build_report(
     run = db.session.get(Run, run_id) if run_id else None
 
     if summary is not None:
-        c = summary.counts
-        counts = {
-            "total": c.total,
-            "created": c.created,
-            "updated": c.updated,
-            "deleted": c.deleted,
-            "unchanged": c.unchanged,
-            "failed": c.failed,
-        }
-        failures = list(c.failures)
-        problems = list(getattr(summary, "problems", []) or [])
+        counted = summary.counts
+        problems = list(summary.problems)
     else:  # failed before writing anything of this batch: what the run counted so far
-        counts = {
-            "total": run.total_entries if run else 0,
-            "created": run.inserted_entries if run else 0,
-            "updated": run.updated_entries if run else 0,
-            "deleted": 0,
-            "unchanged": 0,
-            "failed": run.errored_entries if run else 0,
-        }
-        failures, problems = [], []
+        counted = WriteCounts.from_run_columns(run)
+        problems = []
+    counts = {
+        "total": counted.total,
+        "created": counted.created,
+        "updated": counted.updated,
+        "deleted": counted.deleted,
+        "unchanged": counted.unchanged,
+        "failed": counted.failed,
+    }
+    failures = list(counted.failures)
 
     limit = config["OAI_HARVESTER_REPORT_MAX_FAILURES"]
     failed_records = [

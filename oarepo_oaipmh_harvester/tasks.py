@@ -1,4 +1,8 @@
-"""Celery tasks."""
+"""Celery tasks: the harvest that invenio-jobs runs, and the writing of one fanned-out batch.
+
+This module may import the engine; the engine never imports it (it receives
+:func:`enqueue_batch` as a callable), so there is no import cycle.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +17,10 @@ from invenio_db import db
 from invenio_jobs.errors import TaskExecutionPartialError
 from invenio_jobs.logging.jobs import EMPTY_JOB_CTX, job_context
 
+from .harvest.assembly import current_settings, make_writer, run_harvest
+from .harvest.counts import describe_error
 from .harvest.fanout import write_subtask
-from .harvest.run import make_writer, run_harvest
+from .harvest.results import RunOutcome
 from .harvest.window import SinceSource
 from .signals import harvest_finished
 
@@ -34,13 +40,15 @@ def _parse_since(value: Any) -> datetime | None:
     return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
 
 
-def _announce(harvester_id: str, run_id: uuid.UUID | None, status: str, summary, error) -> None:
+def _announce(
+    harvester_id: str, run_id: uuid.UUID | None, outcome: RunOutcome, summary, error
+) -> None:
     try:
         harvest_finished.send(
             current_app._get_current_object(),
             harvester_id=harvester_id,
             run_id=run_id,
-            status=status,
+            status=outcome.value,
             summary=summary,
             error=error,
         )
@@ -70,26 +78,26 @@ def harvest_oaipmh_records(
             run_id=run_id,
             reconcile_only=bool(reconcile_only),
             write_mode=write_mode,
+            enqueue_batch=enqueue_batch,
         )
     except Exception as error:
         db.session.rollback()
-        _announce(harvester_id, run_id, "FAILED", None, f"{type(error).__name__}: {error}")
+        _announce(harvester_id, run_id, RunOutcome.FAILED, None, describe_error(error))
         raise
-    if not summary.succeeded:
-        first = "; ".join(f"{oai_id}: {error}" for oai_id, error in summary.counts.failures[:5])
-        message = " ".join(
-            [
-                *summary.problems,
-                f"{summary.counts.failed} of {summary.counts.total} records failed "
-                f"({summary.describe()}).",
-                f"First failures: {first}" if first else "",
-            ]
-        ).strip()
-        _announce(harvester_id, run_id, "PARTIAL_SUCCESS", summary, message)
+    if summary.outcome is RunOutcome.PARTIAL_SUCCESS:
+        message = summary.message()
+        _announce(harvester_id, run_id, summary.outcome, summary, message)
         # The run's errored_entries counter is already up to date (written per batch).
         raise TaskExecutionPartialError(message=message, errored_entries_count=0)
-    _announce(harvester_id, run_id, "SUCCESS", summary, None)
+    _announce(harvester_id, run_id, summary.outcome, summary, None)
     return {"harvester_id": harvester_id, "summary": summary.describe()}
+
+
+def enqueue_batch(subtask_run_id: str) -> None:
+    """Queue the writing of one batch of a fanned-out run for a Celery worker."""
+    queue = current_settings().write_queue
+    options = {"queue": queue} if queue else {}
+    write_harvest_batch.apply_async(kwargs={"subtask_run_id": subtask_run_id}, **options)
 
 
 @shared_task(ignore_result=True, acks_late=True)

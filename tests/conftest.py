@@ -14,6 +14,8 @@ from oarepo_oaipmh_harvester.testing.sample_records import SAMPLE_SERVICE_ID
 
 TEST_CONFIG = {
     "OAI_HARVESTER_SAMPLE_TARGET": True,
+    # Every test provider runs on 127.0.0.1; sites must opt in to local and private networks.
+    "OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS": True,
     "OAI_HARVESTER_MAX_RETRY_WAIT": 5.0,
     "OAI_HARVESTER_REQUEST_TIMEOUT": (5.0, 10.0),
     "JOBS_LOGGING": False,  # job logs go to a data stream, which osmem lacks

@@ -1,23 +1,25 @@
 """Spread the writing of a run over Celery workers, as invenio-jobs subtasks of the run.
 
-The run that follows the token chain turns every batch into a subtask run (its records'
-XML in the subtask's arguments) and queues a Celery task for it. When the list is read, the
-run waits for its subtasks, and writes any that no worker has picked up yet itself (so a
-site with a single busy worker cannot deadlock), then ends with the summed counts. Only
-then does the run move the watermark or reconcile: a run never trusts a window before its
-last batch is written. Ordering between batches is kept by the writer (per-identifier locks
-and the stale-version rule).
+Decision owned here: how a batch becomes a subtask and comes back as counts.  The run that
+follows the token chain turns every batch into a subtask run (its records' XML in the
+subtask's arguments) and hands its id to ``enqueue`` (the Celery task module passes it in;
+the engine imports no task).  When the list is read, the run waits for its subtasks, and
+writes any that no worker has picked up yet itself (so a site with a single busy worker
+cannot deadlock), then ends with the summed counts.  Only then does the run move the
+watermark or reconcile: a run never trusts a window before its last batch is written.
+Ordering between batches is kept by the writer (per-identifier locks and the stale-version
+rule).  A finished subtask keeps its counts in its arguments (``counts``, with its records
+dropped) and a readable summary in its message.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import socket
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,9 +29,16 @@ from invenio_db import db
 from invenio_jobs.models import Run, RunStatusEnum
 from invenio_jobs.proxies import current_runs_service
 
-from ..protocol.client import record_from_xml
+from ..protocol.items import record_from_xml
 from ..protocol.records import OAIRecord
-from .writer import RecordWriter, WriteCounts
+from .counts import WriteCounts, describe_error
+from .writer import RecordWriter
+
+WriterFactory = Callable[[str, uuid.UUID | None], RecordWriter]
+"""(harvester id, parent run id) -> the writer of a batch of that run."""
+
+Enqueue = Callable[[str], None]
+"""Queues the writing of one subtask (its run id) for a worker."""
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +73,7 @@ def claim_subtask(subtask_run_id: uuid.UUID) -> Run | None:
     return db.session.get(Run, subtask_run_id) if claimed else None
 
 
-def write_subtask(subtask_run_id: uuid.UUID, writer_factory: Any) -> bool:
+def write_subtask(subtask_run_id: uuid.UUID, writer_factory: WriterFactory) -> bool:
     """Write one subtask's batch (if nobody else has); returns whether this process did it."""
     run = claim_subtask(subtask_run_id)
     if run is None:
@@ -73,53 +82,53 @@ def write_subtask(subtask_run_id: uuid.UUID, writer_factory: Any) -> bool:
     job_id, parent_id = run.job_id, run.parent_run_id
     items = args.get("records") or []
     try:
-        writer: RecordWriter = writer_factory(args["harvester_id"], parent_id)
+        writer = writer_factory(args["harvester_id"], parent_id)
         counts = writer.write_batch(deserialize_batch(items))
-    except Exception as error:  # noqa: BLE001 - recorded on the subtask, the parent decides
+        error = None
+    except Exception as failure:  # noqa: BLE001 - recorded on the subtask, the parent decides
         db.session.rollback()
         log.exception("Subtask %s of run %s failed", subtask_run_id, parent_id)
+        error = describe_error(failure)
         # Nothing of the batch was written: every record of it counts as failed.
-        counts = WriteCounts(failed=len(items))
-        _finish(subtask_run_id, job_id, counts, f"{type(error).__name__}: {error}")
-        return True
-    _finish(subtask_run_id, job_id, counts, None)
+        counts = WriteCounts()
+        counts.fail(f"(batch written by {worker_name()})", error, records=len(items))
+    _finish(subtask_run_id, job_id, args, counts, error)
     return True
 
 
 def _finish(
-    subtask_run_id: uuid.UUID, job_id: Any, counts: WriteCounts | None, error: str | None
+    subtask_run_id: uuid.UUID,
+    job_id: Any,
+    args: dict[str, Any],
+    counts: WriteCounts,
+    error: str | None,
 ) -> None:
-    report: dict[str, Any] = {"worker": worker_name(), "error": error}
-    if counts is not None:
-        report.update(
-            created=counts.created,
-            updated=counts.updated,
-            deleted=counts.deleted,
-            unchanged=counts.unchanged,
-            failed=counts.failed,
-            failures=counts.failures[:20],
-        )
+    # The records' XML has done its job; the counts travel back to the parent run.
+    result_args = {key: value for key, value in args.items() if key != "records"}
+    result_args.update(counts=counts.as_dict(), worker=worker_name())
+    message = f"Written by {worker_name()}: {counts.describe()}."
+    if error:
+        message = f"{message} The batch failed: {error}"
     db.session.execute(
         sa.update(Run)
         .where(Run.id == subtask_run_id)
         .values(
-            message=json.dumps(report, ensure_ascii=False),
+            args=result_args,
+            message=message,
             finished_at=datetime.now(UTC),
-            total_entries=counts.total if counts else 0,
-            inserted_entries=counts.created if counts else 0,
-            updated_entries=(counts.updated + counts.deleted) if counts else 0,
-            errored_entries=counts.failed if counts else 0,
+            **counts.run_columns(),
         )
     )
     db.session.commit()
+    columns = counts.run_columns()
     current_runs_service.finalize_subtask(
         system_identity,
         subtask_run_id,
         job_id,
-        errored_entries_count=counts.failed if counts else 0,
+        errored_entries_count=columns["errored_entries"],
         success=error is None,
-        inserted_entries_count=counts.created if counts else 0,
-        updated_entries_count=(counts.updated + counts.deleted) if counts else 0,
+        inserted_entries_count=columns["inserted_entries"],
+        updated_entries_count=columns["updated_entries"],
     )
 
 
@@ -131,8 +140,8 @@ class BatchDispatcher:
         *,
         harvester_id: str,
         parent_run_id: uuid.UUID,
-        writer_factory: Any,
-        queue: str | None,
+        writer_factory: WriterFactory,
+        enqueue: Enqueue,
         wait_timeout: float,
         take_over_after: float,
         poll_interval: float = 0.2,
@@ -140,7 +149,7 @@ class BatchDispatcher:
         self.harvester_id = harvester_id
         self.parent_run_id = parent_run_id
         self.writer_factory = writer_factory
-        self.queue = queue
+        self.enqueue = enqueue
         self.wait_timeout = wait_timeout
         self.take_over_after = take_over_after
         self.poll_interval = poll_interval
@@ -148,8 +157,6 @@ class BatchDispatcher:
         self.job_id = parent.job_id
 
     def dispatch(self, records: Sequence[OAIRecord]) -> None:
-        from ..tasks import write_harvest_batch
-
         subtask = current_runs_service.create_subtask_run(
             system_identity, self.parent_run_id, self.job_id
         )
@@ -159,21 +166,14 @@ class BatchDispatcher:
             .where(Run.id == subtask.id)
             .values(args={"harvester_id": self.harvester_id, "records": serialize_batch(records)})
         )
-        self._add_to_total(len(records))  # commits the subtask too
-        options = {"queue": self.queue} if self.queue else {}
-        write_harvest_batch.apply_async(kwargs={"subtask_run_id": str(subtask.id)}, **options)
+        self.add_to_total(len(records))  # commits the subtask too
+        self.enqueue(str(subtask.id))
 
-    def count_unqueued(self, unchanged: int) -> None:
-        """Add records the run found unchanged itself to the parent run's total."""
-        self._add_to_total(unchanged)
-
-    def _add_to_total(self, records: int) -> None:
-        db.session.execute(
-            sa.update(Run)
-            .where(Run.id == self.parent_run_id)
-            .values(total_entries=Run.total_entries + records)
+    def add_to_total(self, records: int) -> None:
+        """Add records to the parent run's total (queued ones, and those found unchanged)."""
+        current_runs_service.add_total_entries(
+            system_identity, self.parent_run_id, self.job_id, records
         )
-        db.session.commit()
 
     def wait(self) -> WriteCounts:
         """Until every subtask finished (writing stale-queued ones here); the summed counts."""
@@ -203,23 +203,8 @@ class BatchDispatcher:
 
     def _collect(self) -> WriteCounts:
         totals = WriteCounts()
-        messages = db.session.scalars(
-            sa.select(Run.message).where(Run.parent_run_id == self.parent_run_id)
-        )
-        for message in messages:
-            report = json.loads(message or "{}")
-            if report.get("error"):
-                batch_size = max(int(report.get("failed") or 1), 1)
-                totals.fail(f"(batch written by {report.get('worker')})", report["error"])
-                totals.failed += batch_size - 1  # one message for all the batch's records
-                continue
-            counts = WriteCounts(
-                created=report.get("created", 0),
-                updated=report.get("updated", 0),
-                deleted=report.get("deleted", 0),
-                unchanged=report.get("unchanged", 0),
-                failed=report.get("failed", 0),
-                failures=[tuple(f) for f in report.get("failures", [])],
-            )
-            totals.add(counts)
+        for args in db.session.scalars(
+            sa.select(Run.args).where(Run.parent_run_id == self.parent_run_id)
+        ):
+            totals.add(WriteCounts.from_dict((args or {}).get("counts") or {}))
         return totals

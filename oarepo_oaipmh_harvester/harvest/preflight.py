@@ -12,7 +12,7 @@ import socket
 from collections.abc import Sequence
 
 from ..protocol.errors import NoSetHierarchy, OAIHarvestError
-from .run import build_client
+from .assembly import build_client
 
 
 class PreflightError(Exception):

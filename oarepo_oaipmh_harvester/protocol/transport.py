@@ -41,9 +41,16 @@ from .retry import FAIL_AT_ONCE, RETRY_STATUSES, BoundedRetry, _backoff, describ
 
 log = logging.getLogger(__name__)
 
-DEFAULT_USER_AGENT = (
-    f"oarepo-oaipmh-harvester/{__version__} (+https://github.com/oarepo/oarepo-oaipmh-harvester)"
-)
+PROJECT_URL = "https://github.com/oarepo/oarepo-oaipmh-harvester"
+
+
+def user_agent(*details: str) -> str:
+    """Our User-Agent: name, version and project URL, then `details` (who harvests, contact)."""
+    extra = "".join(f"; {detail}" for detail in details if detail)
+    return f"oarepo-oaipmh-harvester/{__version__} (+{PROJECT_URL}{extra})"
+
+
+DEFAULT_USER_AGENT = user_agent()
 
 
 def origin(url: str) -> str:
@@ -381,6 +388,7 @@ class _BodyReadError(Exception):
 
 __all__ = [
     "DEFAULT_USER_AGENT",
+    "user_agent",
     "RETRY_STATUSES",
     "BoundedRetry",
     "RawResponse",

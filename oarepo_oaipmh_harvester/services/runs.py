@@ -22,7 +22,8 @@ from invenio_records_resources.services.base import LinksTemplate, Service
 from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
 from marshmallow import ValidationError
 
-from ..harvest.run import ProgressCallback, progress_listener
+from ..harvest.assembly import progress_listener
+from ..harvest.results import ProgressCallback
 from ..harvest.window import SinceSource
 from .access import HarvesterAccessMixin, flatten_messages, is_user, link_args
 from .errors import HarvesterValidationError, HarvestRunInProgress, HarvestRunNotFound

@@ -33,6 +33,7 @@ def build_app(workdir: Path, search_url: str):
         SEARCH_HOSTS=[{"host": host, "port": int(port)}],
         SEARCH_INDEX_PREFIX="oaidemo-",
         OAI_HARVESTER_SAMPLE_TARGET=True,
+        OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS=True,  # the bundled provider runs on 127.0.0.1
         JOBS_LOGGING=False,
         CELERY_TASK_ALWAYS_EAGER=True,
         CELERY_BROKER_URL="memory://",

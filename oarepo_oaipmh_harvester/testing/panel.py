@@ -7,6 +7,8 @@ minutes the first time), starts the bundled OAI-PMH provider, osmem-server, the 
 127.0.0.1, a Celery worker and the invenio-jobs scheduler (celery beat), creates an
 administrator and a demo harvester, and prints the URL and the login. Ctrl-C stops everything
 it started. The end-to-end browser test (tests/browser) serves the panel with the same code.
+It is one module because every step (build, processes, accounts) is one linear script that
+the test and the command share.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ class PanelSettings:
             },
             "OAI_HARVESTER_WRITE_QUEUE": self.queue,
             "OAI_HARVESTER_SAMPLE_TARGET": True,
+            "OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS": True,  # the bundled provider is local
             # Job logs go to a data stream, which osmem lacks (a plain index stands in).
             "JOBS_LOGGING": False,
             "RECORDS_REFRESOLVER_CLS": "invenio_records.resolver.InvenioRefResolver",

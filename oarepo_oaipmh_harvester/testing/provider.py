@@ -3,6 +3,8 @@
 Built on the standard library only (`ThreadingHTTPServer` in a daemon thread) so that tests,
 the demo command and the benchmark can run a real provider on 127.0.0.1 without a database.
 Responses are built by string concatenation for speed; resumption tokens are stateless.
+It is one module so that it stays a self-contained file that a subprocess (the benchmark's
+provider) or another project can start without the rest of the package.
 """
 
 from __future__ import annotations

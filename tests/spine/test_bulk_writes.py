@@ -11,7 +11,7 @@ from invenio_db import db
 from invenio_records_permissions.generators import Disable
 from invenio_records_resources.services.records.components import ServiceComponent
 
-from oarepo_oaipmh_harvester.harvest.run import run_harvest
+from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecordMetadata
 from oarepo_oaipmh_harvester.testing.sample_records.service import SamplePermissionPolicy
 

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from oarepo_oaipmh_harvester.harvest.run import run_harvest
+from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
 from oarepo_oaipmh_harvester.models import OAIHarvester
 from oarepo_oaipmh_harvester.protocol.errors import OAITransportError

@@ -11,8 +11,8 @@ from invenio_db import db as db_
 from invenio_jobs.models import Run, RunStatusEnum
 from invenio_jobs.proxies import current_runs_service
 
+from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.lock import HarvesterBusy
-from oarepo_oaipmh_harvester.harvest.run import run_harvest
 
 from .helpers import make_harvester
 from .test_jobs import create_job

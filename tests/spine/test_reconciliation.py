@@ -2,7 +2,7 @@
 
 import pytest
 
-from oarepo_oaipmh_harvester.harvest.run import run_harvest
+from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
 from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
 

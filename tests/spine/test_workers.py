@@ -6,7 +6,6 @@ Everything is committed for real (the workers are other processes), so this modu
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
@@ -89,6 +88,7 @@ def _environment(app) -> dict[str, str]:
         "SEARCH_HOSTS",
         "SEARCH_INDEX_PREFIX",
         "OAI_HARVESTER_SAMPLE_TARGET",
+        "OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS",
         "OAI_HARVESTER_WRITE_MODE",
         "OAI_HARVESTER_WRITE_QUEUE",
         "OAI_HARVESTER_SUBTASK_TAKEOVER_AFTER",
@@ -185,7 +185,7 @@ def test_two_workers_write_the_batches_of_one_run(
     assert (run.total_entries, run.inserted_entries, run.errored_entries) == (50, 50, 0)
     subtasks = db.session.scalars(db.select(Run).where(Run.parent_run_id == run.id)).all()
     assert len(subtasks) == 10 and all(s.status == RunStatusEnum.SUCCESS for s in subtasks)
-    writers = {json.loads(s.message)["worker"] for s in subtasks}
+    writers = {s.args["worker"] for s in subtasks}
     assert worker_name() not in writers and len(writers) == 2  # both worker processes wrote
     assert local_titles(sample_service, "fan") == expected_titles(corpus)
     assert live_local_count() == 50

@@ -1,0 +1,153 @@
+"""Builds a run from the application: the only engine module that reads the app config.
+
+Decision owned here: which client, writer, target adapter, lock and dispatcher a run of a
+stored harvester gets, from :class:`~.settings.HarvestSettings` built once per run.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from contextvars import ContextVar
+from datetime import datetime
+from typing import Any
+
+from flask import current_app
+from invenio_access.permissions import system_identity
+from invenio_db import db
+from invenio_jobs.models import Run
+from invenio_records_resources.proxies import current_service_registry
+
+from ..models import OAIHarvester
+from ..protocol.client import OAIClient
+from .fanout import BatchDispatcher, Enqueue
+from .lock import exclusive_run
+from .results import HarvestSummary, ProgressCallback
+from .run import HarvestRun
+from .settings import HarvestSettings
+from .targets import adapter_for
+from .window import SinceSource
+from .writer import RecordWriter
+
+log = logging.getLogger(__name__)
+
+progress_listener: ContextVar[ProgressCallback | None] = ContextVar(
+    "oai_harvest_progress_listener", default=None
+)
+"""Set by an interactive caller (the CLI) to watch a run that invenio-jobs executes."""
+
+
+def current_settings() -> HarvestSettings:
+    """The settings of the current application, as they are now."""
+    return HarvestSettings.from_config(current_app.config)
+
+
+def build_client(
+    base_url: str,
+    harvester_id: str | None = None,
+    request_delay: float | None = None,
+    *,
+    settings: HarvestSettings | None = None,
+    **overrides: Any,
+) -> OAIClient:
+    """An OAI-PMH client with the site's settings; `overrides` change single protocol options
+    (the preflight check, which someone waits for, asks with shorter timeouts)."""
+    settings = settings or current_settings()
+    if request_delay is not None:
+        overrides.setdefault("request_delay", request_delay)
+    return OAIClient(
+        base_url,
+        settings.protocol,
+        user_agent=settings.user_agent_for(harvester_id),
+        **overrides,
+    )
+
+
+def _stored_harvester(harvester_id: str) -> OAIHarvester:
+    harvester = db.session.get(OAIHarvester, harvester_id)
+    if harvester is None:
+        raise LookupError(f"No harvester with id {harvester_id!r}.")
+    return harvester
+
+
+def make_writer(harvester_id: str, run_id: uuid.UUID | None) -> RecordWriter:
+    """The writer of a harvester's records into its target service, for one run."""
+    from ..proxies import current_oai_harvester
+
+    harvester = _stored_harvester(harvester_id)
+    return RecordWriter(
+        harvester_id=harvester.id,
+        target=adapter_for(
+            current_service_registry.get(harvester.target),
+            system_identity,
+            harvester_id=harvester.id,
+        ),
+        transformer=current_oai_harvester.transformers.get(harvester.transformer),
+        run_id=run_id,
+    )
+
+
+def run_harvest(
+    harvester_id: str,
+    *,
+    since: datetime | None = None,
+    since_source: SinceSource = SinceSource.LAST_SUCCESS,
+    full: bool = False,
+    identifiers: list[str] | None = None,
+    run_id: uuid.UUID | None = None,
+    progress: ProgressCallback | None = None,
+    reconcile_only: bool = False,
+    write_mode: str | None = None,
+    enqueue_batch: Enqueue | None = None,
+) -> HarvestSummary:
+    """Run one harvest of a stored harvester in this process.
+
+    `write_mode` ("local" or "celery") overrides OAI_HARVESTER_WRITE_MODE for this run;
+    batches are handed to workers only in a run of invenio-jobs, through `enqueue_batch`.
+    """
+    settings = current_settings()
+    harvester = _stored_harvester(harvester_id)
+    # Runs outside invenio-jobs still need an id: reconciliation tells seen rows by it.
+    is_jobs_run = run_id is not None and db.session.get(Run, run_id) is not None
+    run_id = run_id or uuid.uuid4()
+    writer = make_writer(harvester.id, run_id)
+    dispatcher = None
+    fan_out = (write_mode or settings.write_mode) == "celery" and is_jobs_run
+    if fan_out and enqueue_batch is None:
+        log.warning("Harvester %s: no task queue given; writing batches here.", harvester.id)
+    elif fan_out and not identifiers and not reconcile_only:
+        dispatcher = BatchDispatcher(
+            harvester_id=harvester.id,
+            parent_run_id=run_id,
+            writer_factory=make_writer,
+            enqueue=enqueue_batch,
+            wait_timeout=settings.subtask_timeout,
+            take_over_after=settings.subtask_takeover_after,
+        )
+    lock = exclusive_run(
+        harvester.id,
+        db.engine,
+        wait=settings.wait_for_running,
+        timeout=settings.lock_timeout,
+    )
+    with (
+        lock,
+        build_client(
+            harvester.base_url, harvester.id, harvester.request_delay, settings=settings
+        ) as client,
+    ):
+        return HarvestRun(
+            harvester,
+            settings=settings,
+            client=client,
+            writer=writer,
+            run_id=run_id,
+            progress=progress or progress_listener.get(),
+            dispatcher=dispatcher,
+        ).execute(
+            since=since,
+            since_source=since_source,
+            full=full,
+            identifiers=identifiers,
+            reconcile_only=reconcile_only,
+        )

@@ -1,0 +1,123 @@
+"""What happened to the records of a run: counters, kept failures, and how they map onto Run.
+
+Decision owned here: how a run's counts are added up, how many failures are kept with them,
+how one failure is put in words, and which invenio-jobs ``Run`` column carries which count
+(the run itself, fanned-out batches and the e-mail report all go through :class:`WriteCounts`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from marshmallow import ValidationError
+
+MAX_KEPT_FAILURES = 100
+"""Failed identifiers (with their errors) a run keeps in memory for its message and report."""
+
+
+class RecordValidationError(Exception):
+    """Schema errors of one record, as a service reports them without raising."""
+
+    def __init__(self, errors: list[dict[str, Any]]) -> None:
+        super().__init__(errors)
+        self.messages = {error.get("field") or "_schema": error.get("messages") for error in errors}
+
+
+def describe_error(error: BaseException) -> str:
+    """An operator-readable one-line description of why something failed."""
+    if isinstance(error, ValidationError | RecordValidationError):
+        return f"Validation failed: {error.messages}"
+    message = str(error) or repr(error)
+    return f"{type(error).__name__}: {message}"
+
+
+@dataclass
+class WriteCounts:
+    """What happened to the records of one or more batches."""
+
+    created: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return self.created + self.updated + self.deleted + self.unchanged + self.failed
+
+    def add(self, other: WriteCounts) -> None:
+        self.created += other.created
+        self.updated += other.updated
+        self.deleted += other.deleted
+        self.unchanged += other.unchanged
+        self.failed += other.failed
+        room = MAX_KEPT_FAILURES - len(self.failures)
+        self.failures.extend(other.failures[: max(room, 0)])
+
+    def plus(self, other: WriteCounts) -> WriteCounts:
+        """A new total of both; neither is changed."""
+        total = WriteCounts()
+        total.add(self)
+        total.add(other)
+        return total
+
+    def fail(self, identifier: str, error: str, records: int = 1) -> None:
+        """Count `records` failed records under one message (a whole batch fails at once)."""
+        self.failed += records
+        if len(self.failures) < MAX_KEPT_FAILURES:
+            self.failures.append((identifier, error))
+
+    def describe(self) -> str:
+        return (
+            f"created {self.created}, updated {self.updated}, deleted {self.deleted}, "
+            f"unchanged {self.unchanged}, failed {self.failed}"
+        )
+
+    # -- invenio-jobs Run columns ---------------------------------------------------------
+    def run_columns(self) -> dict[str, int]:
+        """The counts as invenio-jobs ``Run`` columns (it has no column for deletions)."""
+        return {
+            "total_entries": self.total,
+            "inserted_entries": self.created,
+            "updated_entries": self.updated + self.deleted,
+            "errored_entries": self.failed,
+        }
+
+    @classmethod
+    def from_run_columns(cls, run: Any) -> WriteCounts:
+        """What a Run's columns say (deletions are among updates; unchanged not told apart)."""
+        if run is None:
+            return cls()
+        total = run.total_entries or 0
+        created, updated = run.inserted_entries or 0, run.updated_entries or 0
+        failed = run.errored_entries or 0
+        return cls(
+            created=created,
+            updated=updated,
+            failed=failed,
+            unchanged=max(total - created - updated - failed, 0),
+        )
+
+    # -- transport between processes (fanned-out batches) ---------------------------------
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "created": self.created,
+            "updated": self.updated,
+            "deleted": self.deleted,
+            "unchanged": self.unchanged,
+            "failed": self.failed,
+            "failures": [list(failure) for failure in self.failures],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WriteCounts:
+        return cls(
+            created=int(data.get("created", 0)),
+            updated=int(data.get("updated", 0)),
+            deleted=int(data.get("deleted", 0)),
+            unchanged=int(data.get("unchanged", 0)),
+            failed=int(data.get("failed", 0)),
+            failures=[(str(i), str(e)) for i, e in data.get("failures", [])][:MAX_KEPT_FAILURES],
+        )

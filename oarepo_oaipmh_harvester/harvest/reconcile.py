@@ -1,0 +1,97 @@
+"""Deleting the local records whose source records the provider no longer lists.
+
+Decision owned here: when a run reconciles (after a complete, error-free full window, for
+providers that keep no tombstones, or when told to), when it refuses (more than a share of the
+records would go), and how the vanished records are removed, batch by batch.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from invenio_db import db
+
+from .counts import WriteCounts, describe_error
+from .targets import TargetAdapter
+from .tracking import TrackingStore
+from .unit_of_work import BulkIndexingUnitOfWork
+from .writer import remove_local_record
+
+
+class ReconcileMode(enum.Enum):
+    """When a full window is followed by deleting the local records the provider no longer has."""
+
+    AUTO = "auto"
+    """When the provider does not keep tombstones (deletedRecord `no` or `transient`)."""
+    ALWAYS = "always"
+    NEVER = "never"
+
+
+def reconciles_after_full(mode: ReconcileMode, deleted_record: str) -> bool:
+    """Whether a full window of a provider with this deletedRecord policy is reconciled."""
+    if mode is ReconcileMode.AUTO:
+        return deleted_record in ("no", "transient")
+    return mode is ReconcileMode.ALWAYS
+
+
+class Reconciler:
+    """Removes what one run did not see, once that run has seen everything."""
+
+    def __init__(
+        self,
+        tracking: TrackingStore,
+        target: TargetAdapter,
+        *,
+        max_share: float,
+        batch_size: int,
+    ) -> None:
+        self.tracking = tracking
+        self.target = target
+        self.max_share = max_share
+        self.batch_size = batch_size
+
+    def refusal(self) -> str | None:
+        """Why reconciling now would be wrong (too much would go), or None."""
+        unseen, live = self.tracking.count_unseen()
+        if unseen and unseen > self.max_share * live:
+            return (
+                f"Reconciliation refused: {unseen} of {live} local records "
+                f"({unseen / live:.0%}) are no longer listed by the provider, more than the "
+                f"limit of {self.max_share:.0%}. Nothing was deleted; check the provider, "
+                f"then raise OAI_HARVESTER_RECONCILE_MAX_SHARE if this is right."
+            )
+        return None
+
+    def remove_unseen(self, on_commit: Callable[[WriteCounts], Any] | None = None) -> WriteCounts:
+        """Delete the local records of identifiers this run did not see, a batch per commit.
+
+        Only called after a complete, error-free full window: everything the provider
+        holds was seen by this run, so what was not seen is gone at the source.
+        """
+        totals = WriteCounts()
+        while rows := self.tracking.unseen(self.batch_size):
+            counts = WriteCounts()
+            now = datetime.now(UTC)
+            with BulkIndexingUnitOfWork(db.session) as uow:
+                for identifier, local_pid in rows:
+                    mark = uow.mark()
+                    try:
+                        if local_pid:
+                            remove_local_record(self.target, uow, local_pid)
+                            counts.deleted += 1
+                        change = {"deleted": True, "local_pid": None, "errors": None}
+                        change["harvested_at"] = now
+                    except Exception as error:  # noqa: BLE001 - tracked on the record
+                        uow.discard_since(mark)
+                        message = f"Could not remove the vanished record: {describe_error(error)}"
+                        change = {"errors": [message]}
+                        counts.fail(identifier, message)
+                    self.tracking.update(identifier, run_id=self.tracking.run_id, **change)
+                if on_commit is not None:
+                    on_commit(counts)
+                uow.commit()
+            totals.add(counts)
+        return totals

@@ -1,0 +1,74 @@
+"""What a run tells the world: its progress while it goes, its summary and outcome at the end.
+
+Decision owned here: when a run counts as successful, partial or failed, and the one message
+that says why (the invenio-jobs run, the command line and the report all use it).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .counts import WriteCounts
+from .window import HarvestWindow
+
+FAILURES_IN_MESSAGE = 5
+"""Failed identifiers named in a run's one-line message (the report lists more)."""
+
+
+class RunOutcome(enum.Enum):
+    """How a run ended; the values are invenio-jobs' run statuses."""
+
+    SUCCESS = "SUCCESS"
+    PARTIAL_SUCCESS = "PARTIAL_SUCCESS"
+    FAILED = "FAILED"
+
+
+@dataclass
+class HarvestProgress:
+    """Reported after every batch."""
+
+    counts: WriteCounts
+    complete_list_size: int | None = None
+
+
+ProgressCallback = Callable[[HarvestProgress], None]
+
+
+@dataclass
+class HarvestSummary:
+    """The outcome of a run, for the job status, the command line and reports."""
+
+    harvester_id: str
+    window: HarvestWindow | None
+    counts: WriteCounts = field(default_factory=WriteCounts)
+    problems: list[str] = field(default_factory=list)
+    """Run-level problems that make the run not fully successful (e.g. refused reconciliation)."""
+    reconciled: bool = False
+    watermark_advanced: bool = False
+    requests: int = 0
+
+    @property
+    def succeeded(self) -> bool:
+        return self.counts.failed == 0 and not self.problems
+
+    @property
+    def outcome(self) -> RunOutcome:
+        return RunOutcome.SUCCESS if self.succeeded else RunOutcome.PARTIAL_SUCCESS
+
+    def describe(self) -> str:
+        return self.counts.describe()
+
+    def message(self) -> str:
+        """Why the run was not fully successful, in one paragraph ("" when it was)."""
+        if self.succeeded:
+            return ""
+        failures = self.counts.failures[:FAILURES_IN_MESSAGE]
+        first = "; ".join(f"{identifier}: {error}" for identifier, error in failures)
+        parts = [
+            *self.problems,
+            f"{self.counts.failed} of {self.counts.total} records failed ({self.describe()}).",
+            f"First failures: {first}" if first else "",
+        ]
+        return " ".join(part for part in parts if part)

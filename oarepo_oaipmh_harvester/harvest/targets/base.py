@@ -1,0 +1,79 @@
+"""The interface between the batch writer and a target service."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..unit_of_work import BulkIndexingUnitOfWork
+
+
+class LocalRecordMissing(Exception):
+    """The local record of a pid is gone (deleted locally or by an earlier tombstone)."""
+
+
+class BulkWriteRefused(Exception):
+    """A bulk write must be undone and the batch written one record at a time."""
+
+
+@dataclass(frozen=True)
+class WrittenItem:
+    """The outcome of one record of a bulk write: its pid, or its validation errors."""
+
+    pid: str | None
+    created: bool
+    errors: list[dict[str, Any]] | None = None
+
+
+class TargetAdapter(abc.ABC):
+    """Writes transformed records into one service as one identity.
+
+    Every method runs inside the writer's unit of work (and savepoint); none commits.
+    """
+
+    def __init__(self, service: Any, identity: Any, *, harvester_id: str = "") -> None:
+        self.service = service
+        self.identity = identity
+        self.harvester_id = harvester_id
+
+    @abc.abstractmethod
+    def create(self, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
+        """Create a local record; its pid."""
+
+    @abc.abstractmethod
+    def update(self, pid: str, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
+        """Replace the data of the local record `pid`; LocalRecordMissing when it is gone."""
+
+    @abc.abstractmethod
+    def delete(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
+        """Remove the local record `pid`; a record that is already gone is not an error."""
+
+    @property
+    def supports_bulk(self) -> bool:
+        """Whether :meth:`write_many` may be used (asked once per adapter)."""
+        return False
+
+    def write_many(
+        self,
+        items: Sequence[tuple[str | None, dict[str, Any]]],
+        uow: BulkIndexingUnitOfWork,
+    ) -> list[WrittenItem]:
+        """Create or update (pid, data) pairs at once; BulkWriteRefused undoes the attempt."""
+        raise BulkWriteRefused
+
+    @abc.abstractmethod
+    def read(self, pid: str) -> dict[str, Any] | None:
+        """The data the target holds for `pid`, None when there is no such record."""
+
+    def upsert(
+        self, pid: str | None, data: dict[str, Any], uow: BulkIndexingUnitOfWork
+    ) -> tuple[str, bool]:
+        """(pid, created): update the record of `pid`, or create it when it has none or is gone."""
+        if pid:
+            try:
+                return self.update(pid, data, uow), False
+            except LocalRecordMissing:
+                pass  # removed locally (or by an earlier tombstone): create it again
+        return self.create(data, uow), True

@@ -1,0 +1,192 @@
+"""The tracking table of one harvester: every SQL statement on ``oai_harvested_record``.
+
+Decision owned here: how tracking rows are read, written, locked and stamped as seen by a run,
+and how the planner is kept informed about a table that grows from nothing during a run.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from invenio_db import db
+from sqlalchemy.dialects import postgresql, sqlite
+
+from ..models import OAIHarvestedRecord
+from .lock import lock_key
+
+_TABLE = OAIHarvestedRecord.__table__
+_KEY = (_TABLE.c.harvester_id, _TABLE.c.oai_identifier)
+
+
+class TrackingStore:
+    """Tracking rows of one harvester, as one run reads and writes them."""
+
+    def __init__(self, harvester_id: str, run_id: uuid.UUID | None = None) -> None:
+        self.harvester_id = harvester_id
+        self.run_id = run_id
+
+    # -- reading -------------------------------------------------------------------------
+    def load(self, identifiers: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The rows of these identifiers that exist: datestamp, deleted, local_pid, errors, run_id."""
+        if not identifiers:
+            return {}
+        query = sa.select(
+            _TABLE.c.oai_identifier,
+            _TABLE.c.datestamp,
+            _TABLE.c.deleted,
+            _TABLE.c.local_pid,
+            _TABLE.c.errors,
+            _TABLE.c.run_id,
+        ).where(self._mine, _TABLE.c.oai_identifier.in_(list(identifiers)))
+        return {row.oai_identifier: row._asdict() for row in db.session.execute(query)}
+
+    def count_unseen(self) -> tuple[int, int]:
+        """(live tracked records this run did not see, all live tracked records)."""
+        live = sa.and_(self._mine, _TABLE.c.deleted.is_(False))
+        count = sa.func.count()
+        total = db.session.execute(sa.select(count).select_from(_TABLE).where(live)).scalar()
+        missing = db.session.execute(
+            sa.select(count).select_from(_TABLE).where(live, self._not_seen)
+        ).scalar()
+        return missing or 0, total or 0
+
+    def unseen(self, limit: int) -> list[tuple[str, str | None]]:
+        """(identifier, local pid) of up to `limit` live rows this run did not see."""
+        return [
+            tuple(row)
+            for row in db.session.execute(
+                sa.select(_TABLE.c.oai_identifier, _TABLE.c.local_pid)
+                .where(self._mine, _TABLE.c.deleted.is_(False), self._not_seen)
+                .order_by(_TABLE.c.oai_identifier)
+                .limit(limit)
+            )
+        ]
+
+    # -- writing (inside the caller's transaction unless said otherwise) -------------------
+    def new_row(self, identifier: str, **values: Any) -> dict[str, Any]:
+        """A complete row of this harvester and run; `values` fill the record's columns."""
+        row = {
+            "harvester_id": self.harvester_id,
+            "oai_identifier": identifier,
+            "datestamp": None,
+            "deleted": False,
+            "local_pid": None,
+            "errors": None,
+            "warnings": None,
+            "original_xml": None,
+            "transformed": None,
+            "harvested_at": datetime.now(UTC),
+            "run_id": self.run_id,
+        }
+        row.update(values)
+        return row
+
+    def save(self, rows: Sequence[dict[str, Any]], seen: Sequence[str] = ()) -> None:
+        """Upsert whole rows; stamp `seen` identifiers (unchanged ones) with this run only."""
+        if rows:
+            insert = _insert()(_TABLE).values(list(rows))
+            updated_columns = {
+                name: insert.excluded[name]
+                for name in rows[0]
+                if name not in ("harvester_id", "oai_identifier")
+            }
+            db.session.execute(
+                insert.on_conflict_do_update(index_elements=_KEY, set_=updated_columns)
+            )
+        if seen and self.run_id is not None:
+            # Remember that this run saw them (reconciliation needs it), nothing else.
+            db.session.execute(
+                sa.update(_TABLE)
+                .where(self._mine, _TABLE.c.oai_identifier.in_(list(seen)))
+                .values(run_id=self.run_id)
+            )
+
+    def update(self, identifier: str, **values: Any) -> None:
+        """Change some columns of one row."""
+        db.session.execute(
+            sa.update(_TABLE)
+            .where(self._mine, _TABLE.c.oai_identifier == identifier)
+            .values(**values)
+        )
+
+    def lock(self, identifiers: Iterable[str]) -> None:
+        """Serialise parallel writers on shared identifiers until this transaction ends.
+
+        Transaction-level advisory locks, taken in a fixed order so that two batches can
+        never deadlock; a row that does not exist yet cannot be locked with FOR UPDATE.
+        """
+        identifiers = list(identifiers)
+        if not identifiers or _dialect() != "postgresql":
+            return
+        keys = sorted({lock_key(f"{self.harvester_id}\x00{i}") for i in identifiers})
+        db.session.execute(
+            sa.text(
+                "SELECT pg_advisory_xact_lock(key) FROM unnest(CAST(:keys AS bigint[])) AS key"
+            ),
+            {"keys": keys},
+        )
+
+    # -- committing on their own --------------------------------------------------------------
+    def mark_seen(self, identifiers: Sequence[str]) -> None:
+        """Note that the provider still lists these identifiers (reconciliation by headers)."""
+        self.save([], identifiers)
+        db.session.commit()
+
+    def track_failure(self, identifier: str, message: str) -> None:
+        """Record an error on an identifier that could not even be fetched (idDoesNotExist)."""
+        row = {
+            "harvester_id": self.harvester_id,
+            "oai_identifier": identifier,
+            "deleted": False,
+            "errors": [message],
+            "harvested_at": datetime.now(UTC),
+            "run_id": self.run_id,
+        }
+        insert = _insert()(_TABLE).values([row])
+        db.session.execute(
+            insert.on_conflict_do_update(
+                index_elements=_KEY,
+                set_={name: insert.excluded[name] for name in ("errors", "harvested_at", "run_id")},
+            )
+        )
+        db.session.commit()
+
+    def refresh_statistics(self) -> None:
+        """Let PostgreSQL plan the tracking look-ups with statistics that match the table.
+
+        A table that has just grown from nothing has none until autovacuum gets to it (or
+        never, where it is off), and the planner then scans every row of the harvester for
+        each batch's look-up: quadratic over a first harvest.
+        """
+        if _dialect() != "postgresql":
+            return
+        db.session.execute(sa.text(f"ANALYZE {_TABLE.name}"))
+        db.session.commit()
+
+    # -- clauses --------------------------------------------------------------------------
+    @property
+    def _mine(self) -> sa.ColumnElement[bool]:
+        return _TABLE.c.harvester_id == self.harvester_id
+
+    @property
+    def _not_seen(self) -> sa.ColumnElement[bool]:
+        if self.run_id is None:
+            raise RuntimeError("Reconciliation needs a run id to tell seen records apart.")
+        return sa.or_(_TABLE.c.run_id.is_(None), _TABLE.c.run_id != self.run_id)
+
+
+def _dialect() -> str:
+    return db.session.get_bind().dialect.name
+
+
+def _insert():
+    name = _dialect()
+    if name == "postgresql":
+        return postgresql.insert
+    if name == "sqlite":
+        return sqlite.insert
+    raise RuntimeError(f"Unsupported database {name!r}: use PostgreSQL or SQLite.")

@@ -1,0 +1,146 @@
+"""The package's shape: imports flow one way (no cycle), layers stay apart, modules stay small."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "oarepo_oaipmh_harvester"
+ROOT = PACKAGE.name
+MAX_LINES = 400
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {
+        _module_name(path): path
+        for path in PACKAGE.rglob("*.py")
+        if "alembic" not in path.parts and "-" not in path.as_posix()
+    }
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """Package modules `name` imports anywhere (function-level imports too: they hide cycles)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    tree = ast.parse(path.read_text())
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If)
+        and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+        for statement in node.body
+        for inner in ast.walk(statement)
+    }
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue  # annotations only: never imported at run time
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                prefix = ".".join([*base, node.module] if node.module else base)
+            else:
+                prefix = node.module or ""
+            targets = [prefix, *(f"{prefix}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        for target in targets:
+            if target in known and target != name:
+                found.add(target)
+    return found
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for successor in graph[node]:
+            if successor not in index:
+                visit(successor)
+                low[node] = min(low[node], low[successor])
+            elif successor in on_stack:
+                low[node] = min(low[node], index[successor])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return components
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    known = set(modules)
+    graph = {name: _imports(name, path, known) for name, path in modules.items()}
+    # A package's __init__ importing its own submodules is not a cycle of the design.
+    for name in graph:
+        graph[name] = {t for t in graph[name] if not (t.startswith(name + ".") and name in modules)}
+    return graph
+
+
+def test_no_import_cycle() -> None:
+    assert _cycles(_graph()) == []
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_engine_knows_nothing_of_surfaces() -> None:
+    surfaces = (f"{ROOT}.resources", f"{ROOT}.administration", f"{ROOT}.cli", f"{ROOT}.tasks")
+    graph = _graph()
+    leaks = {
+        module: sorted(t for t in targets if t.startswith(surfaces))
+        for module, targets in graph.items()
+        if module.startswith(f"{ROOT}.harvest")
+    }
+    assert {module: targets for module, targets in leaks.items() if targets} == {}
+
+
+def test_protocol_layer_imports_no_other_part_of_the_package() -> None:
+    graph = _graph()
+    outside = {
+        module: sorted(t for t in targets if not t.startswith(f"{ROOT}.protocol") and t != ROOT)
+        for module, targets in graph.items()
+        if module.startswith(f"{ROOT}.protocol")
+    }
+    assert {module: targets for module, targets in outside.items() if targets} == {}
+
+
+def test_long_modules_say_why() -> None:
+    """A module over MAX_LINES lines explains in its docstring why it is one module."""
+    unexplained = []
+    for name, path in _modules().items():
+        text = path.read_text()
+        if text.count("\n") <= MAX_LINES:
+            continue
+        docstring = ast.get_docstring(ast.parse(text)) or ""
+        if "one module" not in docstring.lower():
+            unexplained.append(f"{name} ({text.count(chr(10))} lines)")
+    assert unexplained == []
