@@ -98,6 +98,10 @@ OAI_HARVESTER_CONCURRENT_RUNS = "fail"
 OAI_HARVESTER_LOCK_TIMEOUT = 3600.0
 """With "wait": how long, in seconds, before the waiting run gives up."""
 
+OAI_HARVESTER_CLOCK_TOLERANCE = 600.0
+"""Seconds a provider's responseDate may be ahead of our clock (or behind the stored watermark)
+before it is not believed: such a run asks without `until` and stores no watermark."""
+
 OAI_HARVESTER_PREFETCH_BATCHES = 2
 """Batches read ahead from the provider while one is written (0 reads and writes in turn)."""
 

@@ -15,7 +15,7 @@ from marshmallow import fields
 from sqlalchemy.exc import SQLAlchemyError
 
 from .arguments import RunArgumentsSchema
-from .harvest.window import SinceSource
+from .harvest.window import SinceSource, since_source_of
 from .models import OAIHarvester
 from .tasks import harvest_oaipmh_records
 
@@ -100,9 +100,7 @@ class OAIHarvestJob(JobType):
         if custom_args:
             return {**custom_args, "harvester_id": cls.harvester_id}
         if since_source is None:
-            since_source = (
-                SinceSource.MANUAL if since is not None else SinceSource.LAST_SUCCESS
-            ).value
+            since_source = since_source_of(since, SinceSource.LAST_SUCCESS).value
         arguments = super()._build_task_arguments(job_obj, since=since, **kwargs)
         arguments["since_source"] = since_source
         return arguments

@@ -134,7 +134,7 @@ def build_report(
 
     if summary is not None:
         counted = summary.counts
-        problems = list(summary.problems)
+        problems = [*summary.problems, *summary.warnings]
     else:  # failed before writing anything of this batch: what the run counted so far
         counted = WriteCounts.from_run_columns(run)
         problems = []

@@ -45,6 +45,8 @@ class HarvestSummary:
     counts: WriteCounts = field(default_factory=WriteCounts)
     problems: list[str] = field(default_factory=list)
     """Run-level problems that make the run not fully successful (e.g. refused reconciliation)."""
+    warnings: list[str] = field(default_factory=list)
+    """Run-level warnings that do not (e.g. a provider clock that was not believed)."""
     reconciled: bool = False
     watermark_advanced: bool = False
     requests: int = 0
@@ -61,14 +63,14 @@ class HarvestSummary:
         return self.counts.describe()
 
     def message(self) -> str:
-        """Why the run was not fully successful, in one paragraph ("" when it was)."""
-        if self.succeeded:
-            return ""
-        failures = self.counts.failures[:FAILURES_IN_MESSAGE]
-        first = "; ".join(f"{identifier}: {error}" for identifier, error in failures)
-        parts = [
-            *self.problems,
-            f"{self.counts.failed} of {self.counts.total} records failed ({self.describe()}).",
-            f"First failures: {first}" if first else "",
-        ]
+        """What went wrong or deserves a look, in one paragraph ("" when nothing did)."""
+        parts = [*self.problems]
+        if not self.succeeded:
+            failures = self.counts.failures[:FAILURES_IN_MESSAGE]
+            first = "; ".join(f"{identifier}: {error}" for identifier, error in failures)
+            parts.append(
+                f"{self.counts.failed} of {self.counts.total} records failed ({self.describe()})."
+            )
+            parts.append(f"First failures: {first}" if first else "")
+        parts.extend(self.warnings)
         return " ".join(part for part in parts if part)

@@ -14,7 +14,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -105,9 +105,14 @@ class HarvestRun:
             since_source=since_source,
             watermark=self.harvester.watermark,
             full=full or reconcile_only,
+            now=datetime.now(UTC),
+            clock_tolerance=timedelta(seconds=self.settings.clock_tolerance),
         )
         log.info("Harvester %s: window %s", harvester_id, window.describe())
         summary = HarvestSummary(harvester_id=harvester_id, window=window)
+        if window.clock_problem:
+            log.warning("Harvester %s: %s", harvester_id, window.clock_problem)
+            summary.warnings.append(window.clock_problem)
         wants_reconcile = reconcile_only or reconciles_after_full(
             self.settings.reconcile, profile.deleted_record
         )
@@ -127,12 +132,19 @@ class HarvestRun:
         if summary.succeeded and window.is_full and wants_reconcile:
             self._reconcile(summary)
         if summary.succeeded and not reconcile_only:
-            self._advance_watermark(profile.response_date)
-            summary.watermark_advanced = True
+            watermark = window.next_watermark(self.harvester.watermark)
+            if watermark is not None:
+                self._advance_watermark(watermark)
+                summary.watermark_advanced = True
         return self._finish(summary)
 
     def _finish(self, summary: HarvestSummary) -> HarvestSummary:
         summary.requests = self.client.request_count
+        if summary.warnings and self.run_id is not None:
+            # A successful run keeps this message; a partial one gets summary.message().
+            db.session.execute(
+                sa.update(Run).where(Run.id == self.run_id).values(message=summary.message())
+            )
         self._save_run_counters(summary)  # the final counts, reconciliation included
         self._report(summary)
         return summary

@@ -43,6 +43,7 @@ class HarvestSettings:
     write_queue: str | None
     subtask_timeout: float
     subtask_takeover_after: float
+    clock_tolerance: float
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> HarvestSettings:
@@ -76,6 +77,7 @@ class HarvestSettings:
             write_queue=config["OAI_HARVESTER_WRITE_QUEUE"],
             subtask_timeout=float(config["OAI_HARVESTER_SUBTASK_TIMEOUT"]),
             subtask_takeover_after=float(config["OAI_HARVESTER_SUBTASK_TAKEOVER_AFTER"]),
+            clock_tolerance=float(config["OAI_HARVESTER_CLOCK_TOLERANCE"]),
         )
 
     def user_agent_for(self, harvester_id: str | None) -> str:

@@ -1,13 +1,15 @@
 """The request window of a run: which `from` and `until` the provider is asked for.
 
-Every rule about windows and watermarks lives here.
+Decision owned here: every rule about windows and watermarks - where a run's `since` came
+from, how far back the window reaches, whether the provider's clock can be trusted, and which
+watermark (if any) a successful run stores.
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from ..protocol.datestamps import Granularity, format_datestamp
 
@@ -23,13 +25,23 @@ class SinceSource(enum.Enum):
     """The harvester's stored server-clock watermark (command-line default)."""
 
 
+def since_source_of(since: datetime | str | None, default: SinceSource) -> SinceSource:
+    """A `since` that somebody gave is taken as given; without one the caller's default rules."""
+    return SinceSource.MANUAL if since else default
+
+
 @dataclass(frozen=True)
 class HarvestWindow:
-    """A closed interval [from_, until] of provider datestamps; from_ None = from the start."""
+    """A closed interval [from_, until] of provider datestamps; from_ None = from the start.
+
+    ``until`` is None when the provider's clock could not be trusted (``clock_problem``
+    says why): the window is then open-ended and the run stores no watermark.
+    """
 
     from_: datetime | None
-    until: datetime
+    until: datetime | None
     granularity: Granularity
+    clock_problem: str | None = None
 
     @property
     def is_full(self) -> bool:
@@ -39,12 +51,24 @@ class HarvestWindow:
         """`from`/`until` formatted to the provider's granularity."""
         return {
             "from_": format_datestamp(self.from_, self.granularity) if self.from_ else None,
-            "until": format_datestamp(self.until, self.granularity),
+            "until": format_datestamp(self.until, self.granularity) if self.until else None,
         }
 
     def describe(self) -> str:
         arguments = self.arguments()
-        return f"from={arguments['from_'] or '(start)'} until={arguments['until']}"
+        return f"from={arguments['from_'] or '(start)'} until={arguments['until'] or '(open)'}"
+
+    def next_watermark(self, previous: datetime | None) -> datetime | None:
+        """The watermark a successful run of this window stores; None keeps `previous`.
+
+        Never a value from an untrusted clock, never one earlier than `previous`.
+        """
+        if self.until is None:
+            return None
+        previous = _utc(previous)
+        if previous is not None and self.until < previous:
+            return None
+        return self.until
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -61,6 +85,8 @@ def plan_window(
     since_source: SinceSource,
     watermark: datetime | None,
     full: bool = False,
+    now: datetime | None = None,
+    clock_tolerance: timedelta = timedelta(minutes=10),
 ) -> HarvestWindow:
     """Decide the window of a run.
 
@@ -70,10 +96,16 @@ def plan_window(
     earlier, so that a provider whose clock lags ours cannot open a gap. An automatic run
     without `since` continues from the watermark; only `full` (or a harvester that never
     succeeded) harvests everything.
+
+    A responseDate later than our clock (`now`) plus `clock_tolerance`, or earlier than the
+    stored watermark less it, is not believed: the window then has no `until` (everything
+    from `from` on) and stores no watermark, so a provider's bad clock can neither empty the
+    window nor move the watermark.
     """
     until = _utc(response_date)
     since = _utc(since)
     watermark = _utc(watermark)
+    now = _utc(now) or datetime.now(UTC)
     if full:
         from_ = None
     elif since_source is SinceSource.WATERMARK:
@@ -86,7 +118,31 @@ def plan_window(
         from_ = watermark
     else:
         from_ = since
+    clock_problem = _clock_problem(until, now, watermark, clock_tolerance)
+    if clock_problem:
+        return HarvestWindow(
+            from_=from_, until=None, granularity=granularity, clock_problem=clock_problem
+        )
     if from_ is not None and from_ > until:
         # Our clock is ahead of the provider's: ask for the latest moment it knows.
         from_ = until
     return HarvestWindow(from_=from_, until=until, granularity=granularity)
+
+
+def _clock_problem(
+    response_date: datetime, now: datetime, watermark: datetime | None, tolerance: timedelta
+) -> str | None:
+    said = response_date.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if response_date > now + tolerance:
+        return (
+            f"The provider's clock says {said}, later than ours "
+            f"({now.strftime('%Y-%m-%dT%H:%M:%SZ')}); the window was left open-ended and "
+            f"the watermark was not moved."
+        )
+    if watermark is not None and response_date < watermark - tolerance:
+        return (
+            f"The provider's clock says {said}, earlier than the watermark of the last "
+            f"successful run ({watermark.strftime('%Y-%m-%dT%H:%M:%SZ')}); the window was "
+            f"left open-ended and the watermark was not moved."
+        )
+    return None

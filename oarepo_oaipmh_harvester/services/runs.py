@@ -24,7 +24,7 @@ from marshmallow import ValidationError
 
 from ..harvest.assembly import progress_listener
 from ..harvest.results import ProgressCallback
-from ..harvest.window import SinceSource
+from ..harvest.window import SinceSource, since_source_of
 from .access import HarvesterAccessMixin, flatten_messages, is_user, link_args
 from .errors import HarvesterValidationError, HarvestRunInProgress, HarvestRunNotFound
 from .jobs import active_run, job_of, new_job, runs_query
@@ -190,7 +190,7 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         written here too, whatever OAI_HARVESTER_WRITE_MODE says.
         """
         job = self.ensure_job(identity, harvester_id)
-        source = SinceSource.MANUAL if since else SinceSource.WATERMARK
+        source = since_source_of(since, SinceSource.WATERMARK)
         run = Run(
             id=uuid.uuid4(),
             task_id=uuid.uuid4(),
