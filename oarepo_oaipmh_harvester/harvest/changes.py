@@ -1,22 +1,78 @@
 """Does a harvested record need writing? Pure decisions, no database, no service.
 
-Decision owned here: which version of an identifier a batch keeps, and whether a record is
+Decision owned here: which records can be tracked at all (an identifier, and one that fits the
+tracking table), which version of an identifier a batch keeps, and whether a record is
 already written as it is (same datestamp and status, no error from the last attempt) or is an
 older version than the one this run already wrote (a late batch of a parallel writer).
 """
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from ..protocol.datestamps import MalformedDatestamp, parse_datestamp
+from ..protocol.errors import limited
 from ..protocol.records import OAIRecord
+
+MAX_IDENTIFIER_LENGTH = 1024
+"""Longest OAI identifier the tracking table holds as it is (its primary key column)."""
+
+NO_IDENTIFIER = "(no identifier)"
 
 TrackedRow = Mapping[str, Any]
 """What the tracking store knows of an identifier: datestamp, deleted, local_pid, errors, run_id."""
+
+
+def tracking_key(identifier: str) -> str:
+    """The tracking-table key of an identifier: itself, or for an over-long one a shortened
+    form made unique by its SHA-256 digest (a provider's 5,000-character identifier must not
+    stop the harvester)."""
+    if len(identifier) <= MAX_IDENTIFIER_LENGTH:
+        return identifier
+    digest = hashlib.sha256(identifier.encode("utf-8")).hexdigest()
+    return f"{identifier[: MAX_IDENTIFIER_LENGTH - 80]}...sha256:{digest}"
+
+
+def admissible(records: Sequence[OAIRecord]) -> tuple[list[OAIRecord], list[tuple[str, str]]]:
+    """(records that can be tracked, (identifier, error) of those that cannot).
+
+    A record without an identifier is never written (it could only overwrite another one);
+    a record whose identifier is too long for the tracking table is tracked under
+    :func:`tracking_key` with a warning.
+    """
+    kept: list[OAIRecord] = []
+    refused: list[tuple[str, str]] = []
+    for record in records:
+        identifier = record.identifier or ""
+        if not identifier.strip():
+            refused.append(
+                (NO_IDENTIFIER, "The provider sent a record without an identifier; not written.")
+            )
+        elif len(identifier) > MAX_IDENTIFIER_LENGTH:
+            key = tracking_key(identifier)
+            warning = (
+                f"The identifier has {len(identifier)} characters, more than the "
+                f"{MAX_IDENTIFIER_LENGTH} the tracking table holds; tracked as {key[-72:]!r}. "
+                f"It begins {limited(identifier, 120)!r}."
+            )
+            kept.append(
+                OAIRecord(
+                    key,
+                    record.datestamp,
+                    record.deleted,
+                    record.set_specs,
+                    metadata=record.metadata,
+                    xml=record.xml,
+                    errors=(*record.errors, warning),
+                )
+            )
+        else:
+            kept.append(record)
+    return kept, refused
 
 
 def latest_of_each(records: Sequence[OAIRecord]) -> dict[str, OAIRecord]:

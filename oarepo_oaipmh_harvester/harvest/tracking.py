@@ -16,6 +16,7 @@ from invenio_db import db
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..models import OAIHarvestedRecord
+from .changes import tracking_key
 from .lock import lock_key
 
 _TABLE = OAIHarvestedRecord.__table__
@@ -133,7 +134,7 @@ class TrackingStore:
     # -- committing on their own --------------------------------------------------------------
     def mark_seen(self, identifiers: Sequence[str]) -> None:
         """Note that the provider still lists these identifiers (reconciliation by headers)."""
-        self.save([], identifiers)
+        self.save([], [tracking_key(identifier) for identifier in identifiers if identifier])
         db.session.commit()
 
     def track_failure(self, identifier: str, message: str) -> None:

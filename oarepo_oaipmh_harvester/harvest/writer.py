@@ -18,7 +18,7 @@ from typing import Any
 from invenio_db import db
 
 from ..protocol.records import OAIRecord
-from .changes import latest_of_each, needing_write
+from .changes import admissible, latest_of_each, needing_write
 from .counts import RecordValidationError, WriteCounts, describe_error
 from .targets import BulkWriteRefused, TargetAdapter
 from .tracking import TrackingStore
@@ -66,6 +66,7 @@ class RecordWriter:
         that progress counters are committed together with the data they count. A batch
         with nothing to write opens no unit of work, takes no lock and never calls it.
         """
+        records, refused = admissible(records)
         latest = latest_of_each(records)
         # Decide without locks first: on a re-harvest almost every batch is unchanged, and
         # a record that needs no write cannot conflict with a parallel writer.
@@ -79,6 +80,9 @@ class RecordWriter:
             tracked.update(self.tracking.load(pending))
             pending = needing_write({i: latest[i] for i in pending}, tracked, self.run_id)
         counts = WriteCounts(unchanged=len(latest) - len(pending))
+        for identifier, error in refused:
+            log.warning("Harvester %s: %s", self.harvester_id, error)
+            counts.fail(identifier, error)
         seen_ids: list[str] = []
         if self.marks_unchanged_as_seen:
             to_write = set(pending)
@@ -103,12 +107,16 @@ class RecordWriter:
         Lets a run that fans out keep unchanged records off the task queue; the writer that
         gets the rest decides again under its locks.
         """
-        latest = latest_of_each(records)
+        trackable, refused = admissible(records)
+        latest = latest_of_each(trackable)
         tracked = self.tracking.load(list(latest))
         db.session.commit()  # end the read-only transaction
         pending = needing_write(latest, tracked, self.run_id)
         to_write = set(pending)
-        return [latest[i] for i in pending], [i for i in latest if i not in to_write]
+        # Refused records go with the rest: the batch's writer counts them as failed.
+        untrackable = [record for record in records if not (record.identifier or "").strip()]
+        changed = [latest[i] for i in pending] + (untrackable if refused else [])
+        return changed, [i for i in latest if i not in to_write]
 
     # -- one batch ------------------------------------------------------------------------
     def _write_records(

@@ -20,8 +20,8 @@ import threading
 import time
 import traceback
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
@@ -100,6 +100,9 @@ class ProviderQuirks:
     gzip: bool = False
     delay_seconds: float = 0.0
     drop_set_on_resume: bool = False
+    older_copy_after: set[str] = field(default_factory=set)
+    """Identifiers listed twice on their page: right after the record, an older version of it
+    (a day earlier, titled "Older version"), as a provider serving from a lagging replica does."""
 
 
 class OAIError(Exception):
@@ -433,6 +436,15 @@ class OAIPMHProvider:
                 parts.append(self._header(record))
             else:
                 parts.append(self._record(record, prefix, control and index % 3 == 0))
+            if record.identifier in quirks.older_copy_after:
+                older = replace(
+                    record,
+                    datestamp=record.datestamp - timedelta(days=1),
+                    metadata={**record.metadata, "title": ["Older version"]},
+                )
+                parts.append(
+                    self._header(older) if headers_only else self._record(older, prefix, False)
+                )
         if quirks.repeat_token:
             if continuation:
                 token = args["resumptionToken"]
