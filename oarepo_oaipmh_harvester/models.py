@@ -32,6 +32,9 @@ class OAIHarvester(db.Model, db.Timestamp):
     # responseDate (server clock) at the start of the last run that finished without a
     # failed record: the next window may start there even if our clock is ahead.
     watermark = db.Column(db.UTCDateTime, nullable=True)
+    # The watermark of each scope (endpoint, metadata prefix, set) it was earned on, as
+    # {scope key: ISO datetime}: a scope that is not here is harvested in full.
+    watermarks = db.Column(JSONType, nullable=True)
 
 
 class OAIHarvestedRecord(db.Model):

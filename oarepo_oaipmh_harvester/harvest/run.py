@@ -30,7 +30,14 @@ from .prefetch import prefetch
 from .reconcile import Reconciler, reconciles_after_full
 from .results import HarvestProgress, HarvestSummary, ProgressCallback
 from .settings import HarvestSettings
-from .window import HarvestWindow, SinceSource, plan_window
+from .window import (
+    HarvestWindow,
+    Scope,
+    SinceSource,
+    plan_window,
+    scope_changes,
+    stored_watermarks,
+)
 from .writer import RecordWriter
 
 if TYPE_CHECKING:
@@ -68,6 +75,8 @@ class HarvestRun:
         self.harvester = harvester
         # Plain copies: the ORM object expires on every batch commit, and the prefetch
         # thread must never touch the database session.
+        self.harvester_id: str = harvester.id
+        self.base_url: str = harvester.base_url
         self.metadata_prefix: str = harvester.metadata_prefix
         self.setspecs: list[str | None] = list(harvester.setspecs or []) or [None]
         self.batch_size: int = settings.batch_size_of(harvester.batch_size)
@@ -98,29 +107,40 @@ class HarvestRun:
             self._write(summary, batched(self._get_records(identifiers, summary), self.batch_size))
             return self._finish(summary)
 
-        window = plan_window(
-            response_date=profile.response_date,
-            granularity=profile.granularity,
-            since=since,
-            since_source=since_source,
-            watermark=self.harvester.watermark,
-            full=full or reconcile_only,
-            now=datetime.now(UTC),
-            clock_tolerance=timedelta(seconds=self.settings.clock_tolerance),
-        )
-        log.info("Harvester %s: window %s", harvester_id, window.describe())
-        summary = HarvestSummary(harvester_id=harvester_id, window=window)
-        if window.clock_problem:
-            log.warning("Harvester %s: %s", harvester_id, window.clock_problem)
-            summary.warnings.append(window.clock_problem)
+        scopes = [Scope(self.base_url, self.metadata_prefix, spec) for spec in self.setspecs]
+        stored = stored_watermarks(self.harvester.watermarks, self.harvester.watermark, scopes)
+        windows = {
+            scope: plan_window(
+                response_date=profile.response_date,
+                granularity=profile.granularity,
+                since=since,
+                since_source=since_source,
+                watermark=stored.get(scope.key),
+                full=full or reconcile_only,
+                now=datetime.now(UTC),
+                clock_tolerance=timedelta(seconds=self.settings.clock_tolerance),
+            )
+            for scope in scopes
+        }
+        for scope, window in windows.items():
+            log.info(
+                "Harvester %s: %s, window %s", harvester_id, scope.describe(), window.describe()
+            )
+        summary = HarvestSummary(harvester_id=harvester_id, window=windows[scopes[0]])
+        summary.warnings.extend(scope_changes(stored, scopes))
+        clock_problem = summary.window.clock_problem
+        if clock_problem:
+            log.warning("Harvester %s: %s", harvester_id, clock_problem)
+            summary.warnings.append(clock_problem)
+        is_full = all(window.is_full for window in windows.values())
         wants_reconcile = reconcile_only or reconciles_after_full(
             self.settings.reconcile, profile.deleted_record
         )
-        self.writer.marks_unchanged_as_seen = window.is_full and wants_reconcile
+        self.writer.marks_unchanged_as_seen = is_full and wants_reconcile
         if reconcile_only:
-            records = self._list_tombstones_marking_seen(window)
+            records = self._list_tombstones_marking_seen(windows)
         else:
-            records = self._list_records(window)
+            records = self._list_records(windows)
         batches = batched(records, self.batch_size)
         if self.settings.prefetch_batches and not reconcile_only:
             # Whole batches cross the thread boundary: one queue hand-over per batch.
@@ -129,13 +149,10 @@ class HarvestRun:
             self._dispatch(summary, batches)
         else:
             self._write(summary, batches)
-        if summary.succeeded and window.is_full and wants_reconcile:
+        if summary.succeeded and is_full and wants_reconcile:
             self._reconcile(summary)
         if summary.succeeded and not reconcile_only:
-            watermark = window.next_watermark(self.harvester.watermark)
-            if watermark is not None:
-                self._advance_watermark(watermark)
-                summary.watermark_advanced = True
+            self._advance_watermarks(windows, stored, summary)
         return self._finish(summary)
 
     def _finish(self, summary: HarvestSummary) -> HarvestSummary:
@@ -150,18 +167,20 @@ class HarvestRun:
         return summary
 
     # -- reading ---------------------------------------------------------------------------
-    def _list_records(self, window: HarvestWindow) -> Iterator[OAIRecord]:
-        for set_spec in self.setspecs:
+    def _list_records(self, windows: dict[Scope, HarvestWindow]) -> Iterator[OAIRecord]:
+        for scope, window in windows.items():
             self._stream = self.client.list_records(
-                self.metadata_prefix, set_spec=set_spec, **window.arguments()
+                self.metadata_prefix, set_spec=scope.set_spec, **window.arguments()
             )
             yield from self._stream
 
-    def _list_tombstones_marking_seen(self, window: HarvestWindow) -> Iterator[OAIRecord]:
+    def _list_tombstones_marking_seen(
+        self, windows: dict[Scope, HarvestWindow]
+    ) -> Iterator[OAIRecord]:
         """ListIdentifiers: live identifiers are only marked seen, tombstones are written."""
-        for set_spec in self.setspecs:
+        for scope, window in windows.items():
             self._stream = self.client.list_identifiers(
-                self.metadata_prefix, set_spec=set_spec, **window.arguments()
+                self.metadata_prefix, set_spec=scope.set_spec, **window.arguments()
             )
             for headers in batched(self._stream, self.batch_size):
                 self.writer.tracking.mark_seen([h.identifier for h in headers if not h.deleted])
@@ -272,10 +291,26 @@ class HarvestRun:
         self._update_run_counters(summary, WriteCounts())
         db.session.commit()
 
-    def _advance_watermark(self, response_date: datetime) -> None:
+    def _advance_watermarks(
+        self,
+        windows: dict[Scope, HarvestWindow],
+        stored: dict[str, datetime],
+        summary: HarvestSummary,
+    ) -> None:
+        """Store, for the scopes this run harvested (and only those), the watermarks earned."""
+        earned = {}
+        for scope, window in windows.items():
+            watermark = window.next_watermark(stored.get(scope.key))
+            if watermark is None:
+                return  # one scope without a trustworthy watermark: keep them all
+            earned[scope.key] = watermark
         db.session.execute(
             sa.update(OAIHarvester)
-            .where(OAIHarvester.id == self.harvester.id)
-            .values(watermark=response_date)
+            .where(OAIHarvester.id == self.harvester_id)
+            .values(
+                watermarks={key: value.isoformat() for key, value in earned.items()},
+                watermark=min(earned.values()),
+            )
         )
         db.session.commit()
+        summary.watermark_advanced = True

@@ -8,6 +8,8 @@ watermark (if any) a successful run stores.
 from __future__ import annotations
 
 import enum
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -23,6 +25,71 @@ class SinceSource(enum.Enum):
     """Typed by a person (run form, command line): taken exactly as given."""
     WATERMARK = "watermark"
     """The harvester's stored server-clock watermark (command-line default)."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a watermark was earned on: one endpoint, one metadata prefix, one set (None: all).
+
+    A watermark only says "everything of this scope up to here is harvested": a new set, a
+    new endpoint or a new prefix has none and is harvested in full.
+    """
+
+    base_url: str
+    metadata_prefix: str
+    set_spec: str | None
+
+    @property
+    def key(self) -> str:
+        return json.dumps([self.base_url, self.metadata_prefix, self.set_spec or ""])
+
+    @classmethod
+    def from_key(cls, key: str) -> Scope:
+        base_url, metadata_prefix, set_spec = json.loads(key)
+        return cls(base_url, metadata_prefix, set_spec or None)
+
+    def describe(self) -> str:
+        what = f"set {self.set_spec!r}" if self.set_spec else "the whole repository"
+        return f"{what} of {self.base_url} ({self.metadata_prefix})"
+
+
+def stored_watermarks(
+    watermarks: Mapping[str, str] | None,
+    legacy_watermark: datetime | None,
+    scopes: Sequence[Scope],
+) -> dict[str, datetime]:
+    """The watermark of each scope, by key; a harvester stored before watermarks had scopes
+    has one watermark, taken for its current scopes."""
+    if watermarks is None:
+        if legacy_watermark is None:
+            return {}
+        return {scope.key: _utc(legacy_watermark) for scope in scopes}
+    return {key: _utc(datetime.fromisoformat(value)) for key, value in watermarks.items()}
+
+
+def scope_changes(stored: Mapping[str, datetime], scopes: Sequence[Scope]) -> list[str]:
+    """Sentences for an operator about scopes that are new (harvested in full) or gone."""
+    current = {scope.key for scope in scopes}
+    notes = []
+    if stored:
+        for scope in scopes:
+            if scope.key not in stored:
+                notes.append(
+                    f"{_sentence(scope.describe())} was not harvested before: it is "
+                    f"harvested in full."
+                )
+    for key in stored:
+        if key not in current:
+            notes.append(
+                f"{_sentence(Scope.from_key(key).describe())} is no longer harvested: the "
+                f"records harvested from it stay (a reconciliation, where the rules allow "
+                f"one, removes those no source lists)."
+            )
+    return notes
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def since_source_of(since: datetime | str | None, default: SinceSource) -> SinceSource:
@@ -92,10 +159,10 @@ def plan_window(
 
     `until` is the provider's responseDate at run start, frozen, so that records changed
     while the run goes on fall into the next window. `from` is `since`; an automatic
-    `since` (our clock) is moved back to the stored server-clock watermark when that is
-    earlier, so that a provider whose clock lags ours cannot open a gap. An automatic run
-    without `since` continues from the watermark; only `full` (or a harvester that never
-    succeeded) harvests everything.
+    `since` (our clock) is moved back to the scope's stored server-clock watermark when that
+    is earlier, so that a provider whose clock lags ours cannot open a gap. An automatic run
+    continues from the watermark; only `full`, or a scope that was never harvested to the end
+    (no watermark), harvests everything.
 
     A responseDate later than our clock (`now`) plus `clock_tolerance`, or earlier than the
     stored watermark less it, is not believed: the window then has no `until` (everything
@@ -112,9 +179,10 @@ def plan_window(
         from_ = watermark
     elif since_source is SinceSource.LAST_SUCCESS and since and watermark:
         from_ = min(since, watermark)
-    elif since_source is SinceSource.LAST_SUCCESS and since is None:
-        # The watermark belongs to the harvester, not to a job: a new job (no successful run
-        # of its own yet) continues where the harvester stopped.
+    elif since_source is SinceSource.LAST_SUCCESS:
+        # The watermark belongs to what was harvested, not to a job: a new job continues
+        # where the harvester stopped, and a scope without a watermark (a set just added, a
+        # new endpoint) is harvested in full whatever the job's last success was.
         from_ = watermark
     else:
         from_ = since

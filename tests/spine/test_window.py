@@ -30,12 +30,15 @@ def test_since_is_formatted_in_utc_with_z_never_an_offset():
     from zoneinfo import ZoneInfo
 
     since = datetime(2024, 5, 1, 14, 0, 0, tzinfo=ZoneInfo("Europe/Prague"))
-    assert window(since=since).arguments()["from_"] == "2024-05-01T12:00:00Z"
+    planned = window(since=since, since_source=SinceSource.MANUAL)
+    assert planned.arguments()["from_"] == "2024-05-01T12:00:00Z"
 
 
 def test_day_granularity_is_never_finer_than_advertised():
     planned = window(
-        since=datetime(2024, 5, 1, 23, 59, 59, tzinfo=UTC), granularity=Granularity.DAY
+        since=datetime(2024, 5, 1, 23, 59, 59, tzinfo=UTC),
+        since_source=SinceSource.MANUAL,
+        granularity=Granularity.DAY,
     )
     assert planned.arguments() == {"from_": "2024-05-01", "until": "2024-06-01"}
 
@@ -62,8 +65,15 @@ def test_watermark_source_and_full_flag():
 
 
 def test_from_never_after_until():
-    ahead = RESPONSE + timedelta(hours=2)  # our clock ahead, no watermark yet
-    assert window(since=ahead).from_ == RESPONSE
+    ahead = RESPONSE + timedelta(hours=2)  # our clock ahead of the provider's
+    assert window(since=ahead, since_source=SinceSource.MANUAL).from_ == RESPONSE
+    assert window(since=ahead, watermark=RESPONSE).from_ == RESPONSE
+
+
+def test_a_scope_without_watermark_is_harvested_in_full_whatever_the_jobs_last_success():
+    # invenio-jobs passes the start of its last successful run, but nothing of this scope (a
+    # set just added, a new endpoint) was ever harvested to the end.
+    assert window(since=RESPONSE - timedelta(days=1), watermark=None).is_full
 
 
 def test_automatic_run_without_since_continues_from_the_harvesters_watermark():
