@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import uuid
 from contextvars import ContextVar
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from flask import current_app
@@ -21,6 +21,7 @@ from invenio_records_resources.proxies import current_service_registry
 from ..models import OAIHarvester
 from ..protocol.client import OAIClient
 from .fanout import BatchDispatcher, Enqueue
+from .interrupted import GRACE, close_interrupted_runs
 from .lock import exclusive_run
 from .results import HarvestSummary, ProgressCallback
 from .run import HarvestRun
@@ -124,23 +125,31 @@ def run_harvest(
             wait_timeout=settings.subtask_timeout,
             take_over_after=settings.subtask_takeover_after,
         )
-    lock = exclusive_run(
-        harvester.id,
-        db.engine,
-        wait=settings.wait_for_running,
-        timeout=settings.lock_timeout,
-    )
     with (
-        lock,
+        exclusive_run(
+            harvester.id,
+            db.engine,
+            wait=settings.wait_for_running,
+            timeout=settings.lock_timeout,
+        ) as lock,
         build_client(
             harvester.base_url, harvester.id, harvester.request_delay, settings=settings
         ) as client,
     ):
+        # This run holds the lock: a RUNNING run of the harvester that is not alive now is
+        # one whose process died (a waiting run is alive, hence the longer grace then).
+        grace = GRACE + timedelta(seconds=settings.lock_timeout if settings.wait_for_running else 0)
+        closed = close_interrupted_runs(
+            harvester.id, found_by=f"run {run_id}", except_run=run_id, grace=grace
+        )
+        if closed:
+            log.warning("Harvester %s: closed interrupted runs %s", harvester.id, closed)
         return HarvestRun(
             harvester,
             settings=settings,
             client=client,
             writer=writer,
+            lock=lock,
             run_id=run_id,
             progress=progress or progress_listener.get(),
             dispatcher=dispatcher,

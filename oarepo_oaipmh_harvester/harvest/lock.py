@@ -3,7 +3,10 @@
 A PostgreSQL session-level advisory lock, held on a connection of its own for the whole run:
 the run's own session commits after every batch, which would end a row lock, and a crashed
 worker's connection is closed by the server, which releases the lock - a harvester is never
-locked for ever.
+locked for ever.  The other side of that: a connection that dies (a network cut, a server
+restart, an administrator's pg_terminate_backend) frees the lock while the run goes on, so the
+run asks :meth:`RunLock.verify` before each batch and before its watermark, and stops with
+:class:`LockLost` when the lock is no longer its own.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import hashlib
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -29,10 +33,61 @@ class HarvesterBusy(Exception):
         )
 
 
+class LockLost(Exception):
+    """The connection holding the harvester's lock is gone: another run may be writing."""
+
+    def __init__(self, harvester_id: str) -> None:
+        self.harvester_id = harvester_id
+        super().__init__(
+            f"The lock of harvester {harvester_id!r} was lost (its database connection "
+            f"ended); this run stopped before writing more, and its watermark was not moved."
+        )
+
+
 def lock_key(harvester_id: str) -> int:
     """A stable signed 64-bit advisory lock key for a harvester."""
     digest = hashlib.sha256(f"oarepo-oaipmh-harvester:{harvester_id}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
+
+
+_HOLDS_LOCK = sa.text(
+    "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
+    "AND pid = pg_backend_pid() AND objsubid = 1 "
+    "AND ((classid::bigint << 32) | objid::bigint) = :key)"
+)
+
+
+class RunLock:
+    """The lock a run holds (or, on SQLite, a stand-in that always holds)."""
+
+    def __init__(self, harvester_id: str, connection: Any = None, key: int | None = None) -> None:
+        self.harvester_id = harvester_id
+        self._connection = connection
+        self._key = key
+
+    def verify(self) -> None:
+        """LockLost unless this run still holds the lock, on the connection that took it."""
+        if self._connection is None:
+            return
+        try:
+            held = self._connection.execute(_HOLDS_LOCK, {"key": self._key}).scalar()
+        except sa.exc.SQLAlchemyError as error:
+            raise LockLost(self.harvester_id) from error
+        if not held:
+            raise LockLost(self.harvester_id)
+
+
+def lock_is_free(harvester_id: str, engine: Engine) -> bool:
+    """Whether no process holds the harvester's lock now (always True on SQLite)."""
+    if engine.dialect.name != "postgresql":
+        return True
+    key = lock_key(harvester_id)
+    with engine.connect() as connection:
+        connection = connection.execution_options(isolation_level="AUTOCOMMIT")
+        if not connection.execute(sa.select(sa.func.pg_try_advisory_lock(key))).scalar():
+            return False
+        connection.execute(sa.select(sa.func.pg_advisory_unlock(key)))
+        return True
 
 
 @contextmanager
@@ -43,11 +98,11 @@ def exclusive_run(
     wait: bool = False,
     timeout: float = 3600.0,
     poll_interval: float = 1.0,
-) -> Iterator[None]:
+) -> Iterator[RunLock]:
     """Hold the harvester's lock for the block; HarvesterBusy if another process holds it."""
     if engine.dialect.name != "postgresql":
         # SQLite allows one writing process anyway; there is nothing to coordinate.
-        yield
+        yield RunLock(harvester_id)
         return
     key = lock_key(harvester_id)
     with engine.connect() as connection:
@@ -59,6 +114,9 @@ def exclusive_run(
                 raise HarvesterBusy(harvester_id, waited if wait else None)
             time.sleep(poll_interval)
         try:
-            yield
+            yield RunLock(harvester_id, connection, key)
         finally:
-            connection.execute(sa.select(sa.func.pg_advisory_unlock(key)))
+            try:
+                connection.execute(sa.select(sa.func.pg_advisory_unlock(key)))
+            except sa.exc.SQLAlchemyError:
+                pass  # the connection is gone, and the lock with it

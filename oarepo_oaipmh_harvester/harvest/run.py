@@ -26,6 +26,7 @@ from ..protocol.errors import IdDoesNotExist
 from ..protocol.records import OAIRecord
 from .counts import WriteCounts
 from .fanout import BatchDispatcher
+from .lock import RunLock
 from .prefetch import prefetch
 from .reconcile import Reconciler, reconciles_after_full
 from .results import HarvestProgress, HarvestSummary, ProgressCallback
@@ -68,6 +69,7 @@ class HarvestRun:
         settings: HarvestSettings,
         client: OAIClient,
         writer: RecordWriter,
+        lock: RunLock | None = None,
         run_id: uuid.UUID | None = None,
         progress: ProgressCallback | None = None,
         dispatcher: BatchDispatcher | None = None,
@@ -83,6 +85,7 @@ class HarvestRun:
         self.settings = settings
         self.client = client
         self.writer = writer
+        self.lock = lock or RunLock(harvester.id)
         self.run_id = run_id
         self.progress = progress
         self.dispatcher = dispatcher
@@ -150,8 +153,10 @@ class HarvestRun:
         else:
             self._write(summary, batches)
         if summary.succeeded and is_full and wants_reconcile:
+            self.lock.verify()
             self._reconcile(summary)
         if summary.succeeded and not reconcile_only:
+            self.lock.verify()  # the watermark moves only while the lock is held
             self._advance_watermarks(windows, stored, summary)
         return self._finish(summary)
 
@@ -233,6 +238,7 @@ class HarvestRun:
             counters_saved_at, counters_behind = time.monotonic(), False
 
         for batch in batches:
+            self.lock.verify()  # a run that lost its lock must not write beside another
             counters_behind = True
             batch_counts = self.writer.write_batch(batch, on_commit=save_counters_with_batch)
             summary.counts.add(batch_counts)
@@ -249,6 +255,7 @@ class HarvestRun:
     def _dispatch(self, summary: HarvestSummary, batches: Iterable[list[OAIRecord]]) -> None:
         unchanged = 0
         for batch in batches:
+            self.lock.verify()
             changed, unchanged_ids = self.writer.split_unchanged(batch)
             if unchanged_ids:
                 # Counted and (for reconciliation) marked here: no worker needs to see them.

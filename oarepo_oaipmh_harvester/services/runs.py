@@ -23,6 +23,8 @@ from invenio_records_resources.services.records.schema import ServiceSchemaWrapp
 from marshmallow import ValidationError
 
 from ..harvest.assembly import progress_listener
+from ..harvest.interrupted import close_interrupted_runs
+from ..harvest.lock import lock_is_free
 from ..harvest.results import ProgressCallback
 from ..harvest.window import SinceSource, since_source_of
 from .access import HarvesterAccessMixin, flatten_messages, is_user, link_args
@@ -114,6 +116,10 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             raise HarvesterValidationError(flatten_messages(error.messages)) from None
         job = self.ensure_job(identity, harvester_id)
         active = active_run(harvester_id)
+        if active is not None and lock_is_free(harvester_id, db.engine):
+            # Nobody holds the harvester's lock: a RUNNING run is one whose process died.
+            close_interrupted_runs(harvester_id, found_by="Run now")
+            active = active_run(harvester_id)
         if active is not None:
             raise HarvestRunInProgress(harvester_id, str(active.id), active.status.name)
 
