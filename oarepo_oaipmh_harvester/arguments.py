@@ -110,6 +110,15 @@ class RunArgumentsSchema(Schema):
             )
         },
     )
+    reindex = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": _(
+                "Send every local record of this harvester to the search index again "
+                "(no request to the provider)."
+            )
+        },
+    )
 
 
 RUN_ARGUMENT_NAMES = tuple(RunArgumentsSchema().fields)

@@ -255,6 +255,12 @@ class _ProgressPrinter:
     is_flag=True,
     help="List identifiers only and delete local records the provider no longer has.",
 )
+@click.option(
+    "--reindex",
+    is_flag=True,
+    help="Send every local record of the harvester to the search index again (no provider "
+    "request).",
+)
 @with_appcontext
 def harvest(
     harvester_id: str,
@@ -262,6 +268,7 @@ def harvest(
     full: bool,
     identifiers: tuple[str, ...],
     reconcile_only: bool,
+    reindex: bool,
 ) -> None:
     """Run a harvest in this process and print a summary."""
     printer = _ProgressPrinter()
@@ -275,6 +282,7 @@ def harvest(
             identifiers=list(identifiers) or None,
             progress=printer,
             reconcile_only=reconcile_only,
+            reindex=reindex,
         )
     except HarvesterServiceError as error:
         _fail(str(error))

@@ -74,6 +74,7 @@ class OAIHarvestJob(JobType):
         full: bool = False,
         identifiers: list[str] | None = None,
         reconcile_only: bool = False,
+        reindex: bool = False,
         **kwargs: Any,
     ) -> dict[str, Any]:
         """Arguments of `harvest_oaipmh_records`."""
@@ -83,6 +84,7 @@ class OAIHarvestJob(JobType):
             "full": bool(full),
             "identifiers": list(identifiers) if identifiers else None,
             "reconcile_only": bool(reconcile_only),
+            "reindex": bool(reindex),
         }
 
     @classmethod

@@ -64,6 +64,7 @@ def harvest_oaipmh_records(
     full: bool = False,
     identifiers: list[str] | None = None,
     reconcile_only: bool = False,
+    reindex: bool = False,
     write_mode: str | None = None,
 ) -> dict[str, Any]:
     """Harvest one harvester; invenio-jobs runs it and keeps the run's status."""
@@ -77,6 +78,7 @@ def harvest_oaipmh_records(
             identifiers=identifiers or None,
             run_id=run_id,
             reconcile_only=bool(reconcile_only),
+            reindex=bool(reindex),
             write_mode=write_mode,
             enqueue_batch=enqueue_batch,
         )

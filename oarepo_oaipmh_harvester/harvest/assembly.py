@@ -98,6 +98,7 @@ def run_harvest(
     run_id: uuid.UUID | None = None,
     progress: ProgressCallback | None = None,
     reconcile_only: bool = False,
+    reindex: bool = False,
     write_mode: str | None = None,
     enqueue_batch: Enqueue | None = None,
 ) -> HarvestSummary:
@@ -159,4 +160,5 @@ def run_harvest(
             full=full,
             identifiers=identifiers,
             reconcile_only=reconcile_only,
+            reindex=reindex,
         )

@@ -41,6 +41,10 @@ class WriteCounts:
     deleted: int = 0
     unchanged: int = 0
     failed: int = 0
+    not_indexed: int = 0
+    """Written records whose search document could not be sent (repaired by the next run)."""
+    reindexed: int = 0
+    """Records sent to the search index again by a reindexing run."""
     failures: list[tuple[str, str]] = field(default_factory=list)
 
     @property
@@ -53,6 +57,8 @@ class WriteCounts:
         self.deleted += other.deleted
         self.unchanged += other.unchanged
         self.failed += other.failed
+        self.not_indexed += other.not_indexed
+        self.reindexed += other.reindexed
         room = MAX_KEPT_FAILURES - len(self.failures)
         self.failures.extend(other.failures[: max(room, 0)])
 
@@ -69,20 +75,30 @@ class WriteCounts:
         if len(self.failures) < MAX_KEPT_FAILURES:
             self.failures.append((identifier, error))
 
+    def not_indexed_one(self, identifier: str, error: str) -> None:
+        self.not_indexed += 1
+        if len(self.failures) < MAX_KEPT_FAILURES:
+            self.failures.append((identifier, error))
+
     def describe(self) -> str:
-        return (
+        text = (
             f"created {self.created}, updated {self.updated}, deleted {self.deleted}, "
             f"unchanged {self.unchanged}, failed {self.failed}"
         )
+        if self.not_indexed:
+            text += f", not indexed {self.not_indexed}"
+        if self.reindexed:
+            text += f", reindexed {self.reindexed}"
+        return text
 
     # -- invenio-jobs Run columns ---------------------------------------------------------
     def run_columns(self) -> dict[str, int]:
         """The counts as invenio-jobs ``Run`` columns (it has no column for deletions)."""
         return {
-            "total_entries": self.total,
+            "total_entries": self.total + self.reindexed,
             "inserted_entries": self.created,
-            "updated_entries": self.updated + self.deleted,
-            "errored_entries": self.failed,
+            "updated_entries": self.updated + self.deleted + self.reindexed,
+            "errored_entries": self.failed + self.not_indexed,
         }
 
     @classmethod
@@ -108,6 +124,8 @@ class WriteCounts:
             "deleted": self.deleted,
             "unchanged": self.unchanged,
             "failed": self.failed,
+            "not_indexed": self.not_indexed,
+            "reindexed": self.reindexed,
             "failures": [list(failure) for failure in self.failures],
         }
 
@@ -119,5 +137,7 @@ class WriteCounts:
             deleted=int(data.get("deleted", 0)),
             unchanged=int(data.get("unchanged", 0)),
             failed=int(data.get("failed", 0)),
+            not_indexed=int(data.get("not_indexed", 0)),
+            reindexed=int(data.get("reindexed", 0)),
             failures=[(str(i), str(e)) for i, e in data.get("failures", [])][:MAX_KEPT_FAILURES],
         )

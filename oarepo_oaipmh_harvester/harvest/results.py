@@ -53,7 +53,7 @@ class HarvestSummary:
 
     @property
     def succeeded(self) -> bool:
-        return self.counts.failed == 0 and not self.problems
+        return self.counts.failed == 0 and self.counts.not_indexed == 0 and not self.problems
 
     @property
     def outcome(self) -> RunOutcome:
@@ -68,9 +68,16 @@ class HarvestSummary:
         if not self.succeeded:
             failures = self.counts.failures[:FAILURES_IN_MESSAGE]
             first = "; ".join(f"{identifier}: {error}" for identifier, error in failures)
-            parts.append(
-                f"{self.counts.failed} of {self.counts.total} records failed ({self.describe()})."
-            )
+            if self.counts.failed or not self.counts.not_indexed:
+                parts.append(
+                    f"{self.counts.failed} of {self.counts.total} records failed "
+                    f"({self.describe()})."
+                )
+            if self.counts.not_indexed:
+                parts.append(
+                    f"{self.counts.not_indexed} written records could not be indexed; the next "
+                    f"run writes them again (or run with reindex)."
+                )
             parts.append(f"First failures: {first}" if first else "")
         parts.extend(self.warnings)
         return " ".join(part for part in parts if part)

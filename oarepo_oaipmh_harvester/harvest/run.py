@@ -101,9 +101,14 @@ class HarvestRun:
         full: bool = False,
         identifiers: list[str] | None = None,
         reconcile_only: bool = False,
+        reindex: bool = False,
     ) -> HarvestSummary:
         """Harvest; protocol failures propagate (nothing of the window is trusted then)."""
         harvester_id = self.harvester.id
+        if reindex:
+            summary = HarvestSummary(harvester_id=harvester_id, window=None)
+            self._reindex(summary)
+            return self._finish(summary)
         profile = self.client.identify()  # per run: the provider may have changed
         if identifiers:
             summary = HarvestSummary(harvester_id=harvester_id, window=None)
@@ -208,6 +213,16 @@ class HarvestRun:
             except IdDoesNotExist as error:
                 self.writer.tracking.track_failure(identifier, str(error))
                 summary.counts.fail(identifier, str(error))
+
+    # -- reindexing ------------------------------------------------------------------------
+    def _reindex(self, summary: HarvestSummary) -> None:
+        """Every live local record of the harvester to the index again, a batch at a time."""
+        for rows in self.writer.tracking.live_local_records(self.batch_size):
+            self.lock.verify()
+            counts = self.writer.reindex(rows)
+            summary.counts.add(counts)
+            self._save_run_counters(summary)
+            self._report(summary)
 
     # -- reconciliation --------------------------------------------------------------------
     def _reconcile(self, summary: HarvestSummary) -> None:

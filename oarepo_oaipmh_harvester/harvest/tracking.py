@@ -7,7 +7,7 @@ and how the planner is kept informed about a table that grows from nothing durin
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +20,9 @@ from .changes import tracking_key
 from .lock import lock_key
 
 _TABLE = OAIHarvestedRecord.__table__
+
+NOT_INDEXED = "Not indexed:"
+"""How the error on a row whose record did not reach the search index begins."""
 _KEY = (_TABLE.c.harvester_id, _TABLE.c.oai_identifier)
 
 
@@ -67,6 +70,30 @@ class TrackingStore:
             )
         ]
 
+    def live_local_records(self, batch_size: int) -> Iterator[list[tuple[str, str]]]:
+        """(identifier, local pid) of every live tracked record, in batches (keyset pages)."""
+        after = ""
+        while True:
+            rows = [
+                (row.oai_identifier, row.local_pid)
+                for row in db.session.execute(
+                    sa.select(_TABLE.c.oai_identifier, _TABLE.c.local_pid)
+                    .where(
+                        self._mine,
+                        _TABLE.c.deleted.is_(False),
+                        _TABLE.c.local_pid.is_not(None),
+                        _TABLE.c.oai_identifier > after,
+                    )
+                    .order_by(_TABLE.c.oai_identifier)
+                    .limit(batch_size)
+                )
+            ]
+            db.session.commit()
+            if not rows:
+                return
+            yield rows
+            after = rows[-1][0]
+
     # -- writing (inside the caller's transaction unless said otherwise) -------------------
     def new_row(self, identifier: str, **values: Any) -> dict[str, Any]:
         """A complete row of this harvester and run; `values` fill the record's columns."""
@@ -112,6 +139,18 @@ class TrackingStore:
             sa.update(_TABLE)
             .where(self._mine, _TABLE.c.oai_identifier == identifier)
             .values(**values)
+        )
+
+    def clear_index_error(self, identifier: str) -> None:
+        """Drop a "Not indexed" error from a row whose record is in the index now."""
+        db.session.execute(
+            sa.update(_TABLE)
+            .where(
+                self._mine,
+                _TABLE.c.oai_identifier == identifier,
+                sa.cast(_TABLE.c.errors, sa.Text).like(f"%{NOT_INDEXED}%"),
+            )
+            .values(errors=None)
         )
 
     def lock(self, identifiers: Iterable[str]) -> None:

@@ -17,6 +17,16 @@ from opensearchpy.helpers import bulk
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class IndexFailure:
+    """A committed record whose document did not reach the search index."""
+
+    record_id: str
+    pid: str | None
+    action: str
+    message: str
+
+
 @dataclass
 class _Mark:
     operations: int
@@ -42,6 +52,8 @@ class BulkIndexingUnitOfWork(UnitOfWork):
         self._pending: list[tuple[str, Any, Any]] = []
         self._bulk_index_ops: list[RecordBulkIndexOp] = []
         self.index_errors: list[str] = []
+        self.index_failures: list[IndexFailure] = []
+        self._pids: dict[str, tuple[str | None, str]] = {}
 
     def register(self, op: Operation) -> None:
         """Apply the operation's database part now; queue its indexing part."""
@@ -85,11 +97,20 @@ class BulkIndexingUnitOfWork(UnitOfWork):
         for client, actions in by_client.values():
             try:
                 _, errors = bulk(client, actions, raise_on_error=False, stats_only=False)
+                failed = [_failed_item(error) for error in errors]
             except Exception as error:  # noqa: BLE001 - e.g. the search engine is down
                 errors = [f"{len(actions)} documents not indexed: {error!r}"]
+                reason = f"the search engine did not answer ({type(error).__name__})"
+                failed = [(action["_id"], reason) for action in actions]
             for error in errors:
                 log.error("Bulk indexing failed for %s", error)
                 self.index_errors.append(str(error))
+            for record_id, reason in failed:
+                self._note_failure(record_id, reason)
+
+    def _note_failure(self, record_id: str | None, reason: str) -> None:
+        pid, action = self._pids.get(str(record_id), (None, "index"))
+        self.index_failures.append(IndexFailure(str(record_id), pid, action, reason))
 
     def _build_actions(self) -> dict[int, tuple[Any, list[dict]]]:
         pending = list(self._pending)
@@ -104,16 +125,35 @@ class BulkIndexingUnitOfWork(UnitOfWork):
         # every access, and one request per record is exactly what this class avoids.
         by_client: dict[int, tuple[Any, list[dict]]] = {}
         for action, indexer, record in pending:
+            pid = getattr(getattr(record, "pid", None), "pid_value", None)
+            self._pids[str(record.id)] = (pid, action)
             try:
                 document = _bulk_action(action, indexer, record)
             except Exception as error:  # noqa: BLE001 - the record itself is still written
                 message = f"record {record.id} could not be prepared for indexing: {error!r}"
                 log.error(message)
                 self.index_errors.append(message)
+                self._note_failure(
+                    str(record.id), f"could not be prepared ({type(error).__name__})"
+                )
                 continue
             client = indexer.client
             by_client.setdefault(id(client), (client, []))[1].append(document)
         return by_client
+
+
+def _failed_item(error: Any) -> tuple[str | None, str]:
+    """(document id, reason) of one failed item of a bulk response."""
+    if isinstance(error, dict) and error:
+        details = next(iter(error.values()))
+        if isinstance(details, dict):
+            reason = details.get("error")
+            if isinstance(reason, dict):
+                reason = reason.get("type") or reason.get("reason")
+            return details.get(
+                "_id"
+            ), f"the search engine refused it ({reason or details.get('status')})"
+    return None, "the search engine refused it"
 
 
 def _bulk_action(action: str, indexer, record) -> dict:

@@ -21,9 +21,9 @@ from ..protocol.records import OAIRecord
 from .changes import admissible, latest_of_each, needing_write
 from .counts import RecordValidationError, WriteCounts, describe_error
 from .targets import BulkWriteRefused, TargetAdapter
-from .tracking import TrackingStore
+from .tracking import NOT_INDEXED, TrackingStore
 from .transformers import Transformer
-from .unit_of_work import BulkIndexingUnitOfWork
+from .unit_of_work import BulkIndexingUnitOfWork, IndexFailure
 
 log = logging.getLogger(__name__)
 
@@ -97,9 +97,32 @@ class RecordWriter:
             if on_commit is not None:
                 on_commit(counts)
             uow.commit()
-        for error in uow.index_errors:
-            log.error("Harvester %s: indexing error %s", self.harvester_id, error)
+        if uow.index_failures:
+            self._note_not_indexed(uow.index_failures, rows, tracked, counts)
         return counts
+
+    def _note_not_indexed(
+        self,
+        failures: Sequence[IndexFailure],
+        rows: list[dict[str, Any]],
+        tracked: dict[str, dict[str, Any]],
+        counts: WriteCounts,
+    ) -> None:
+        """Put an error on the rows of committed records that are not in the index: the
+        next run sees an error and writes them again, which indexes them."""
+        by_pid = {known["local_pid"]: i for i, known in tracked.items() if known["local_pid"]}
+        by_pid.update({row["local_pid"]: row["oai_identifier"] for row in rows if row["local_pid"]})
+        for failure in failures:
+            identifier = by_pid.get(failure.pid)
+            what = "removed from" if failure.action == "delete" else "written to"
+            message = f"{NOT_INDEXED} the record was {what} the database, but {failure.message}."
+            log.error("Harvester %s: %s %s", self.harvester_id, identifier, message)
+            if identifier is None:
+                counts.not_indexed_one(f"(record {failure.record_id})", message)
+                continue
+            counts.not_indexed_one(identifier, message)
+            self.tracking.update(identifier, errors=[message])
+        db.session.commit()
 
     def split_unchanged(self, records: Sequence[OAIRecord]) -> tuple[list[OAIRecord], list[str]]:
         """(records that need writing, identifiers of unchanged ones), in one query.
@@ -117,6 +140,27 @@ class RecordWriter:
         untrackable = [record for record in records if not (record.identifier or "").strip()]
         changed = [latest[i] for i in pending] + (untrackable if refused else [])
         return changed, [i for i in latest if i not in to_write]
+
+    def reindex(self, rows: Sequence[tuple[str, str]]) -> WriteCounts:
+        """Send the documents of these (identifier, local pid) records to the index again; a
+        "Not indexed" error on a row that is indexed now is cleared."""
+        counts = WriteCounts()
+        with BulkIndexingUnitOfWork(db.session) as uow:
+            found = self.target.reindex([pid for _, pid in rows], uow)
+            for identifier, pid in rows:
+                if pid not in found:
+                    counts.fail(identifier, f"The local record {pid} is gone; not reindexed.")
+            uow.commit()
+        failed = {failure.pid for failure in uow.index_failures}
+        for identifier, pid in rows:
+            if pid in found and pid not in failed:
+                counts.reindexed += 1
+                self.tracking.clear_index_error(identifier)
+        db.session.commit()
+        if uow.index_failures:
+            tracked = {identifier: {"local_pid": pid} for identifier, pid in rows}
+            self._note_not_indexed(uow.index_failures, [], tracked, counts)
+        return counts
 
     # -- one batch ------------------------------------------------------------------------
     def _write_records(

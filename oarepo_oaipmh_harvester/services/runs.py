@@ -127,6 +127,7 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             "job_arg_schema": "OAIHarvestArgsSchema",
             "full": request["full"],
             "reconcile_only": request["reconcile_only"],
+            "reindex": request["reindex"],
         }
         if request.get("since"):
             args["since"] = request["since"].isoformat()
@@ -189,6 +190,7 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         identifiers: list[str] | None = None,
         progress: ProgressCallback | None = None,
         reconcile_only: bool = False,
+        reindex: bool = False,
     ) -> Run:
         """Run a harvest now, in this process, recorded as a run of the harvester's job.
 
@@ -212,6 +214,7 @@ class HarvestRunService(HarvesterAccessMixin, Service):
                 "full": full,
                 "identifiers": identifiers or None,
                 "reconcile_only": reconcile_only,
+                "reindex": reindex,
                 "write_mode": "local",
             },
         )

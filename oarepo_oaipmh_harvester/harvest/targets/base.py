@@ -64,6 +64,10 @@ class TargetAdapter(abc.ABC):
         raise BulkWriteRefused
 
     @abc.abstractmethod
+    def reindex(self, pids: Sequence[str], uow: BulkIndexingUnitOfWork) -> set[str]:
+        """Queue the search documents of these records in `uow`; the pids that were found."""
+
+    @abc.abstractmethod
     def read(self, pid: str) -> dict[str, Any] | None:
         """The data the target holds for `pid`, None when there is no such record."""
 

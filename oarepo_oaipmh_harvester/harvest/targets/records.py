@@ -38,6 +38,16 @@ class RecordsServiceTarget(TargetAdapter):
         except _GONE:
             pass  # already gone locally: the desired end state
 
+    def reindex(self, pids: Sequence[str], uow: BulkIndexingUnitOfWork) -> set[str]:
+        records = []
+        for pid in pids:
+            try:
+                records.append(self.service.record_cls.pid.resolve(pid))
+            except _GONE:
+                continue
+        uow.index_records(self.service.indexer, records)
+        return {record.pid.pid_value for record in records}
+
     def read(self, pid: str) -> dict[str, Any] | None:
         try:
             return self.service.read(self.identity, pid).data

@@ -1,0 +1,97 @@
+"""A search server that is down while batches are written: counted, remembered, repaired."""
+
+import pytest
+from invenio_access.permissions import system_identity
+from invenio_db import db as db_
+from invenio_jobs.models import RunStatusEnum
+from invenio_search.proxies import current_search
+
+from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
+from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
+
+from .helpers import indexed_total, make_harvester, tracking
+from .search_proxy import SearchProxy
+
+
+@pytest.fixture(scope="module")
+def search_proxy(search_server):
+    [host] = search_server
+    proxy = SearchProxy(host["host"], host["port"])
+    yield proxy
+    proxy.close()
+
+
+@pytest.fixture(scope="module")
+def search_hosts(search_proxy):
+    """This module's app talks to the search server through the proxy."""
+    return [{"host": "127.0.0.1", "port": search_proxy.port}]
+
+
+@pytest.fixture()
+def flaky_search(search_proxy):
+    search_proxy.down = False
+    yield search_proxy
+    search_proxy.down = False
+
+
+def _refresh():
+    current_search.flush_and_refresh("*")
+
+
+def _down_for_batches(proxy, first, last):
+    """A progress callback that takes the search server down for batches first..last."""
+    state = {"batches": 0}
+
+    def progress(_):
+        state["batches"] += 1
+        proxy.down = first <= state["batches"] + 1 <= last
+
+    return progress
+
+
+def test_index_failures_make_the_run_partial_and_the_next_run_repairs_them(
+    app, db, clean_index, provider, corpus, sample_service, flaky_search
+):
+    make_harvester(provider.base_url)  # 50 records, batches of 10
+    # Batches 2 and 3 are written while the search server is down.
+    summary = run_harvest("test", progress=_down_for_batches(flaky_search, 2, 3))
+    flaky_search.down = False
+    _refresh()
+
+    assert summary.counts.created == 50
+    assert summary.counts.not_indexed == 20 and not summary.succeeded
+    assert not summary.watermark_advanced
+    assert indexed_total(sample_service) == 30
+    not_indexed = [i for i, row in tracking().items() if row.errors]
+    assert len(not_indexed) == 20
+    assert all(tracking()[i].errors[0].startswith("Not indexed:") for i in not_indexed)
+
+    # Even a full re-harvest where the provider changed nothing rewrites exactly those.
+    repaired = run_harvest("test", full=True)
+    _refresh()
+    assert repaired.succeeded and repaired.counts.updated == 20
+    assert repaired.counts.unchanged == 30
+    assert indexed_total(sample_service) == 50
+    assert not any(row.errors for row in tracking().values())
+
+
+def test_reindex_sends_every_local_record_again_without_asking_the_provider(
+    app, db, clean_index, provider, corpus, sample_service, flaky_search
+):
+    make_harvester(provider.base_url)
+    flaky_search.down = True  # for the whole first harvest
+    assert run_harvest("test").counts.not_indexed == 50
+    flaky_search.down = False
+    _refresh()
+    assert indexed_total(sample_service) == 0
+    requests_before = len(provider.requests)
+
+    run = current_harvest_runs_service.harvest_in_process(system_identity, "test", reindex=True)
+
+    _refresh()
+    assert run.status == RunStatusEnum.SUCCESS, run.message
+    assert indexed_total(sample_service) == 50
+    assert len(provider.requests) == requests_before  # not one request to the provider
+    assert not any(row.errors for row in tracking().values())
+    db_.session.expire_all()
+    assert run.updated_entries == 50
