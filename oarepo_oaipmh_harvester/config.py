@@ -98,6 +98,10 @@ OAI_HARVESTER_CONCURRENT_RUNS = "fail"
 OAI_HARVESTER_LOCK_TIMEOUT = 3600.0
 """With "wait": how long, in seconds, before the waiting run gives up."""
 
+OAI_HARVESTER_MAX_RUN_SECONDS = 48 * 3600.0
+"""Longest a run may take; one that is still reading or writing then fails, naming this
+setting, and keeps the watermark (the next run continues the same window)."""
+
 OAI_HARVESTER_CLOCK_TOLERANCE = 600.0
 """Seconds a provider's responseDate may be ahead of our clock (or behind the stored watermark)
 before it is not believed: such a run asks without `until` and stores no watermark."""

@@ -53,6 +53,17 @@ COUNTERS_INTERVAL = 2.0
 """Seconds between saves of the run's progress counters while batches write nothing."""
 
 
+class RunTooLong(Exception):
+    """A run went on past OAI_HARVESTER_MAX_RUN_SECONDS; nothing of its window is trusted."""
+
+    def __init__(self, harvester_id: str, limit: float) -> None:
+        super().__init__(
+            f"The run of harvester {harvester_id!r} took longer than "
+            f"OAI_HARVESTER_MAX_RUN_SECONDS ({limit:.0f} s) and was stopped; the watermark was "
+            f"not moved, so the next run continues the same window."
+        )
+
+
 def batched(records: Iterable[OAIRecord], size: int) -> Iterator[list[OAIRecord]]:
     iterator = iter(records)
     while batch := list(itertools.islice(iterator, size)):
@@ -92,6 +103,7 @@ class HarvestRun:
         self._stream: Any = None
         self._written = 0
         self._analyze_at = ANALYZE_FIRST_AFTER
+        self._deadline = time.monotonic() + settings.max_run_seconds
 
     def execute(
         self,
@@ -253,7 +265,7 @@ class HarvestRun:
             counters_saved_at, counters_behind = time.monotonic(), False
 
         for batch in batches:
-            self.lock.verify()  # a run that lost its lock must not write beside another
+            self._check_bounds()
             counters_behind = True
             batch_counts = self.writer.write_batch(batch, on_commit=save_counters_with_batch)
             summary.counts.add(batch_counts)
@@ -270,7 +282,7 @@ class HarvestRun:
     def _dispatch(self, summary: HarvestSummary, batches: Iterable[list[OAIRecord]]) -> None:
         unchanged = 0
         for batch in batches:
-            self.lock.verify()
+            self._check_bounds()
             changed, unchanged_ids = self.writer.split_unchanged(batch)
             if unchanged_ids:
                 # Counted and (for reconciliation) marked here: no worker needs to see them.
@@ -284,6 +296,13 @@ class HarvestRun:
         summary.counts.add(self.dispatcher.wait())
         summary.counts.unchanged += unchanged
         self._report(summary)
+
+    def _check_bounds(self) -> None:
+        """Before each batch: the run still holds its lock (a run that lost it must not write
+        beside another) and is within its time."""
+        self.lock.verify()
+        if time.monotonic() > self._deadline:
+            raise RunTooLong(self.harvester_id, self.settings.max_run_seconds)
 
     def _keep_statistics_fresh(self, written: int) -> None:
         """Refresh the tracking table's statistics each time this run has doubled its writes."""

@@ -44,6 +44,7 @@ class HarvestSettings:
     subtask_timeout: float
     subtask_takeover_after: float
     clock_tolerance: float
+    max_run_seconds: float
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> HarvestSettings:
@@ -78,6 +79,7 @@ class HarvestSettings:
             subtask_timeout=float(config["OAI_HARVESTER_SUBTASK_TIMEOUT"]),
             subtask_takeover_after=float(config["OAI_HARVESTER_SUBTASK_TAKEOVER_AFTER"]),
             clock_tolerance=float(config["OAI_HARVESTER_CLOCK_TOLERANCE"]),
+            max_run_seconds=float(config["OAI_HARVESTER_MAX_RUN_SECONDS"]),
         )
 
     def user_agent_for(self, harvester_id: str | None) -> str:

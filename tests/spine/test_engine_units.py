@@ -160,3 +160,24 @@ def test_a_local_provider_is_refused_unless_the_site_allows_private_networks(app
         app.config["OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS"] = True
     assert provider.requests == []  # refused before anything was sent
     assert run_harvest("test").succeeded
+
+
+def test_a_run_past_its_time_limit_fails_naming_it_and_keeps_the_watermark(
+    app, db, clean_index, provider
+):
+    from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
+    from oarepo_oaipmh_harvester.harvest.run import RunTooLong
+    from oarepo_oaipmh_harvester.models import OAIHarvester
+
+    from .helpers import make_harvester
+
+    make_harvester(provider.base_url)
+    provider.quirks.delay_seconds = 0.3  # a slow provider: each page takes 0.3 s
+    app.config["OAI_HARVESTER_MAX_RUN_SECONDS"] = 1.0
+    try:
+        with pytest.raises(RunTooLong, match="OAI_HARVESTER_MAX_RUN_SECONDS"):
+            run_harvest("test")
+    finally:
+        app.config["OAI_HARVESTER_MAX_RUN_SECONDS"] = defaults.OAI_HARVESTER_MAX_RUN_SECONDS
+        provider.quirks.delay_seconds = 0.0
+    assert db.session.get(OAIHarvester, "test").watermark is None
