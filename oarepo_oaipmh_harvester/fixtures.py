@@ -33,10 +33,34 @@ from .models import OAIHarvester
 from .proxies import current_harvester_service
 from .services.errors import HarvesterServiceError
 from .services.harvesters import EDITABLE_FIELDS
+from .text import echoed
 
 
 class FixtureFileError(Exception):
     """The file cannot be read as a list of harvesters."""
+
+
+class AliasRefused(yaml.composer.ComposerError):
+    """The file uses a YAML anchor or alias."""
+
+
+class FixtureYAMLLoader(yaml.SafeLoader):
+    """Safe YAML without anchors and aliases, refused before any value is built.
+
+    An alias repeats a value; aliases of aliases make a file of a few hundred bytes stand for
+    gigabytes as soon as something walks the value (a repr for an error message did, until
+    MemoryError). A list of harvesters never needs them.
+    """
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise AliasRefused(
+                problem="YAML anchors and aliases (&name, *name) are not allowed in fixture "
+                "files; write each value out",
+                problem_mark=event.start_mark,
+            )
+        return super().compose_node(parent, index)
 
 
 @dataclass
@@ -65,11 +89,19 @@ def read_fixture_file(path: str | Path) -> list[Any]:
     """The entries of a fixture file."""
     path = Path(path)
     try:
-        content = yaml.safe_load(path.read_text(encoding="utf-8"))
+        content = yaml.load(path.read_text(encoding="utf-8"), Loader=FixtureYAMLLoader)
     except OSError as error:
         raise FixtureFileError(f"Cannot read {path}: {error.strerror or error}") from None
+    except AliasRefused as error:
+        mark = error.problem_mark
+        raise FixtureFileError(
+            f"{path}, line {mark.line + 1}, column {mark.column + 1}: {error.problem}."
+        ) from None
     except yaml.YAMLError as error:
         raise FixtureFileError(f"{path} is not valid YAML: {error}") from None
+    except RecursionError:
+        # PyYAML composes nested collections recursively: thousands of "[" exhaust the stack.
+        raise FixtureFileError(f"{path} nests lists or mappings too deeply.") from None
     if content is None:
         return []
     if isinstance(content, dict) and "harvesters" in content:
@@ -114,7 +146,7 @@ def load_harvesters(
 
 def _entry_name(position: int, entry: Any) -> str:
     harvester_id = entry.get("id") if isinstance(entry, dict) else None
-    return f"entry {position} (id {harvester_id!r})" if harvester_id else f"entry {position}"
+    return f"entry {position} (id {echoed(harvester_id)})" if harvester_id else f"entry {position}"
 
 
 def _resolve_managers(entry: dict) -> dict:
@@ -130,7 +162,7 @@ def _resolve_managers(entry: dict) -> dict:
             ).first()
             if user is None:
                 raise HarvesterServiceError(
-                    f"harvest_managers: no user with e-mail address {manager!r}."
+                    f"harvest_managers: no user with e-mail address {echoed(manager)}."
                 )
             resolved.append(user.id)
         else:

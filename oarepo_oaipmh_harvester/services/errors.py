@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from marshmallow import ValidationError
 
+from ..text import echoed
+
 
 class HarvesterServiceError(Exception):
     """Base class."""
@@ -35,7 +37,7 @@ class HarvesterAlreadyExists(HarvesterServiceError):
 
     def __init__(self, harvester_id: str) -> None:
         self.harvester_id = harvester_id
-        super().__init__(f"A harvester with id {harvester_id!r} already exists.")
+        super().__init__(f"A harvester with id {echoed(harvester_id)} already exists.")
 
 
 class HarvesterNotFound(HarvesterServiceError):
@@ -43,7 +45,7 @@ class HarvesterNotFound(HarvesterServiceError):
 
     def __init__(self, harvester_id: str) -> None:
         self.harvester_id = harvester_id
-        super().__init__(f"No harvester with id {harvester_id!r}.")
+        super().__init__(f"No harvester with id {echoed(harvester_id)}.")
 
 
 class HarvestedRecordNotFound(HarvesterServiceError):
@@ -53,7 +55,8 @@ class HarvestedRecordNotFound(HarvesterServiceError):
         self.harvester_id = harvester_id
         self.oai_identifier = oai_identifier
         super().__init__(
-            f"Harvester {harvester_id!r} has no record with OAI identifier {oai_identifier!r}."
+            f"Harvester {echoed(harvester_id)} has no record with OAI identifier "
+            f"{echoed(oai_identifier)}."
         )
 
 
@@ -63,7 +66,7 @@ class HarvestRunNotFound(HarvesterServiceError):
     def __init__(self, harvester_id: str, run_id: str) -> None:
         self.harvester_id = harvester_id
         self.run_id = run_id
-        super().__init__(f"Harvester {harvester_id!r} has no run {run_id}.")
+        super().__init__(f"Harvester {echoed(harvester_id)} has no run {echoed(run_id)}.")
 
 
 class HarvestRunInProgress(HarvesterServiceError):

@@ -17,6 +17,7 @@ from invenio_records_resources.services.base import LinksTemplate, Service
 from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
 
 from ..models import OAIHarvestedRecord, OAIHarvester
+from ..text import echoed
 from .errors import HarvestedRecordNotFound, HarvesterNotFound, HarvesterValidationError
 from .results import SQLItem, SQLList, SQLPage
 from .sql import (
@@ -72,7 +73,7 @@ def _boolean(name: str, values: list[str]) -> bool | None:
         elif text in FALSE_VALUES:
             wanted.add(False)
         else:
-            raise HarvesterValidationError({name: [f"Use true or false, not {value!r}."]})
+            raise HarvesterValidationError({name: [f"Use true or false, not {echoed(value)}."]})
     return wanted.pop() if len(wanted) == 1 else None
 
 

@@ -22,6 +22,7 @@ from marshmallow_utils.fields import TZDateTime
 
 from ..arguments import PlainList, RunArgumentsSchema
 from ..proxies import current_oai_harvester
+from ..text import echoed
 from .targets import writable_target_ids
 
 HARVESTER_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$"
@@ -104,7 +105,8 @@ class HarvesterSchema(Schema):
         if value not in writable:
             known = ", ".join(writable) or "none"
             raise ValidationError(
-                f"No record service with id {value!r} can be written to; choose one of: {known}."
+                f"No record service with id {echoed(value)} can be written to; "
+                f"choose one of: {known}."
             )
 
     @validates("harvest_managers")
@@ -122,7 +124,7 @@ class HarvesterSchema(Schema):
         transformers = current_oai_harvester.transformers
         if value is not None and value not in transformers:
             raise ValidationError(
-                f"Unknown transformer {value!r} (known: {', '.join(transformers.names())})."
+                f"Unknown transformer {echoed(value)} (known: {', '.join(transformers.names())})."
             )
 
 

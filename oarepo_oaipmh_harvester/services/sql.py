@@ -8,6 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 from invenio_db import db
 
+from ..text import echoed
 from .errors import HarvesterValidationError
 
 
@@ -45,7 +46,9 @@ def resolve_search_params(options: Any, params: Mapping[str, Any] | None) -> dic
         options.sort_default if q else options.sort_default_no_query
     )
     if sort not in options.sort_options:
-        errors["sort"] = [f"Unknown sort {sort!r} (known: {', '.join(options.sort_options)})."]
+        errors["sort"] = [
+            f"Unknown sort {echoed(sort)} (known: {', '.join(options.sort_options)})."
+        ]
     if errors:
         raise HarvesterValidationError(errors)
     return {**params, "page": page, "size": size, "sort": sort, "q": q}
