@@ -17,6 +17,8 @@ from invenio_i18n import lazy_gettext as _
 from marshmallow import Schema, ValidationError, fields, pre_load, validate
 from marshmallow_utils.fields import TZDateTime
 
+from .text import StorableText
+
 WHITESPACE = r"\s+"
 WHITESPACE_OR_COMMAS = r"[\s,]+"
 
@@ -91,7 +93,7 @@ class RunArgumentsSchema(Schema):
         metadata={"description": _("Harvest everything, ignoring `since` and the watermark.")},
     )
     identifiers = PlainList(
-        fields.String(validate=validate.Length(min=1, max=1024)),
+        fields.String(validate=[validate.Length(min=1, max=1024), StorableText()]),
         separators=WHITESPACE,
         load_default=None,
         allow_none=True,

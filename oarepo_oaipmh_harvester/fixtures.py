@@ -19,6 +19,7 @@ id and the others are still loaded.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,9 @@ from .models import OAIHarvester
 from .proxies import current_harvester_service
 from .services.errors import HarvesterServiceError
 from .services.harvesters import EDITABLE_FIELDS
-from .text import echoed
+from .text import echoed, is_storable
+
+log = logging.getLogger(__name__)
 
 
 class FixtureFileError(Exception):
@@ -129,7 +132,11 @@ def load_harvesters(
                 raise HarvesterServiceError("an entry must be a mapping of fields.")
             data = _resolve_managers(entry)
             harvester_id = data.get("id")
-            existing = db.session.get(OAIHarvester, harvester_id) if harvester_id else None
+            # Only a text id can name a stored harvester; any other (a number, a list) goes to
+            # create, whose validation names the problem.
+            existing = (
+                db.session.get(OAIHarvester, harvester_id) if is_storable(harvester_id) else None
+            )
             if existing is None:
                 current_harvester_service.create(identity, data, check=check)
                 result.created.append(harvester_id)
@@ -141,6 +148,13 @@ def load_harvesters(
         except HarvesterServiceError as error:
             db.session.rollback()
             result.errors.append(f"{name}: {error}")
+        except Exception as error:
+            # One entry that trips something unforeseen must not cost the entries after it.
+            log.exception("Fixture %s of %s could not be loaded", name, path)
+            db.session.rollback()
+            result.errors.append(
+                f"{name}: could not be loaded ({type(error).__name__}: {echoed(str(error))})."
+            )
     return result
 
 
@@ -157,9 +171,7 @@ def _resolve_managers(entry: dict) -> dict:
     resolved: list[Any] = []
     for manager in managers:
         if isinstance(manager, str) and "@" in manager:
-            user = db.session.scalars(
-                db.select(User).where(db.func.lower(User.email) == manager.lower())
-            ).first()
+            user = _user_with_email(manager)
             if user is None:
                 raise HarvesterServiceError(
                     f"harvest_managers: no user with e-mail address {echoed(manager)}."
@@ -170,6 +182,14 @@ def _resolve_managers(entry: dict) -> dict:
     return {**entry, "harvest_managers": resolved}
 
 
+def _user_with_email(email: str) -> User | None:
+    if not is_storable(email):  # the database cannot compare it, and no address contains it
+        return None
+    return db.session.scalars(
+        db.select(User).where(db.func.lower(User.email) == email.lower())
+    ).first()
+
+
 def _same(harvester: OAIHarvester, data: dict) -> bool:
     """Whether the entry would change nothing (so no update, no preflight, no timestamp)."""
     for name in EDITABLE_FIELDS:
@@ -177,7 +197,11 @@ def _same(harvester: OAIHarvester, data: dict) -> bool:
             continue
         current, wanted = getattr(harvester, name), data[name]
         if isinstance(current, list) or isinstance(wanted, list):
-            current, wanted = list(current or []), list(dict.fromkeys(wanted or []))
+            try:
+                current, wanted = list(current or []), list(dict.fromkeys(wanted or []))
+            except TypeError:
+                # Nested lists or mappings: a change, which the update refuses by field.
+                return False
         if current != wanted:
             return False
     return True

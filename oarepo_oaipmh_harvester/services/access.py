@@ -9,6 +9,7 @@ from invenio_db import db
 
 from ..models import OAIHarvester
 from ..protocol.errors import limited
+from ..text import is_storable
 from .errors import HarvesterNotFound
 
 
@@ -23,7 +24,11 @@ class HarvesterAccessMixin:
         Readable but not allowed `action`: 403.
         """
         self.require_permission(identity, "use")
-        harvester = db.session.get(OAIHarvester, harvester_id)
+        # An id the database cannot compare (a NUL from a URL, a list from a file) names no
+        # harvester: asking would fail with a database error.
+        harvester = (
+            db.session.get(OAIHarvester, harvester_id) if is_storable(harvester_id) else None
+        )
         if harvester is None or not self.check_permission(identity, "read", harvester=harvester):
             raise HarvesterNotFound(harvester_id)
         if action != "read":

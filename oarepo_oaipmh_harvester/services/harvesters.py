@@ -250,7 +250,11 @@ class HarvesterService(HarvesterAccessMixin, Service):
     def tracked_records(
         self, identity: Any, harvester_id: str, *, errors_only: bool = False
     ) -> Iterator[OAIHarvestedRecord]:
-        """The tracking rows of a harvester, by identifier (streamed, for the command line)."""
+        """The tracking rows of a harvester, by identifier (streamed, for the command line).
+
+        The harvester is looked up now, not when the rows are first read: an unknown id is
+        HarvesterNotFound here, where the caller handles it.
+        """
         self.get_harvester(identity, harvester_id)
         query = (
             db.select(OAIHarvestedRecord)
@@ -259,4 +263,4 @@ class HarvesterService(HarvesterAccessMixin, Service):
         )
         if errors_only:
             query = query.where(OAIHarvestedRecord.errors.is_not(None))
-        yield from db.session.scalars(query.execution_options(yield_per=1000))
+        return iter(db.session.scalars(query.execution_options(yield_per=1000)))

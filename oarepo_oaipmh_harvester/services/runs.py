@@ -22,6 +22,7 @@ from invenio_records_resources.services.base import LinksTemplate, Service
 from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
 from marshmallow import ValidationError
 
+from ..arguments import RunArgumentsSchema
 from ..harvest.run import ProgressCallback, progress_listener
 from ..harvest.window import SinceSource
 from .access import HarvesterAccessMixin, flatten_messages, is_user, link_args
@@ -186,8 +187,23 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         """Run a harvest now, in this process, recorded as a run of the harvester's job.
 
         Without `since` or `full` it continues from the stored watermark. Batches are
-        written here too, whatever OAI_HARVESTER_WRITE_MODE says.
+        written here too, whatever OAI_HARVESTER_WRITE_MODE says. The arguments are checked
+        by `RunArgumentsSchema`, as those of every other way to start a run.
         """
+        self.get_harvester(identity, harvester_id, "run")
+        try:
+            arguments = RunArgumentsSchema().load(
+                {
+                    "since": since.isoformat() if since else None,
+                    "full": full,
+                    "identifiers": list(identifiers or []),
+                    "reconcile_only": reconcile_only,
+                }
+            )
+        except ValidationError as error:
+            raise HarvesterValidationError(flatten_messages(error.messages)) from None
+        since, identifiers = arguments.get("since"), arguments.get("identifiers")
+        full, reconcile_only = arguments["full"], arguments["reconcile_only"]
         job = self.ensure_job(identity, harvester_id)
         source = SinceSource.MANUAL if since else SinceSource.WATERMARK
         run = Run(
