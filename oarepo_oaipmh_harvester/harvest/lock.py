@@ -62,3 +62,26 @@ def exclusive_run(
             yield
         finally:
             connection.execute(sa.select(sa.func.pg_advisory_unlock(key)))
+
+
+def holder_of(harvester_id: str, engine: Engine) -> int | None:
+    """The PostgreSQL backend pid of the session holding the harvester's run lock, or None.
+
+    A look at ``pg_locks`` only: it takes nothing, so it never delays a run. A run whose
+    process died no longer holds the lock (the server closed its connection), whatever its
+    Run row still says. On SQLite there is no lock: None.
+    """
+    if engine.dialect.name != "postgresql":
+        return None
+    key = lock_key(harvester_id)
+    # pg_locks shows a bigint advisory key as two unsigned 32-bit halves, objsubid 1.
+    with engine.connect() as connection:
+        return connection.execute(
+            sa.text(
+                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted"
+                " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                " AND classid = CAST(:high AS oid) AND objid = CAST(:low AS oid)"
+                " AND objsubid = 1"
+            ),
+            {"high": (key >> 32) & 0xFFFFFFFF, "low": key & 0xFFFFFFFF},
+        ).scalar()
