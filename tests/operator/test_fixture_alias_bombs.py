@@ -121,6 +121,7 @@ def test_rest_errors_echo_long_values_short(as_admin, harvesters, provider):
             "metadata_prefix": "oai_dc",
             "target": "t" * 100_000,
             "transformer": "u" * 100_000,
+            "harvest_managers": list(range(10**6, 10**6 + 5000)),
             "k" * 10_000: 1,
         },
     )
@@ -128,6 +129,7 @@ def test_rest_errors_echo_long_values_short(as_admin, harvesters, provider):
     errors = {error["field"]: " ".join(error["messages"]) for error in res.json["errors"]}
     assert errors["target"].startswith("No record service with id 'tttt")
     assert errors["transformer"].startswith("Unknown transformer 'uuuu")
+    assert errors["harvest_managers"].startswith("No user with id 1000000, 1000001")
     unknown = next(name for name in errors if name.startswith("kkk"))
     assert "(10000 characters)" in unknown and errors[unknown] == "Unknown field."
     assert len(res.get_data()) < 3000
