@@ -144,3 +144,11 @@ def test_rest_errors_echo_long_values_short(as_admin, harvesters, provider):
         res = as_admin.get(API + path, query_string=query)
         assert res.status_code in (400, 404), (path, res.status_code)
         assert len(res.get_data()) < 1500, path
+
+
+def test_a_file_nested_too_deeply_is_refused_with_a_message(app, db, tmp_path):
+    path = tmp_path / "harvesters.yaml"
+    path.write_text("[" * 5000 + "]" * 5000, encoding="utf-8")
+    result = app.test_cli_runner().invoke(oai, ["harvester", "load", str(path)])
+    assert result.exit_code != 0 and isinstance(result.exception, SystemExit)
+    assert "nests lists or mappings too deeply" in result.output
