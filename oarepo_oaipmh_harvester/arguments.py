@@ -9,13 +9,16 @@ and one meaning everywhere.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC
 from typing import Any
 
+from flask import current_app
 from invenio_i18n import lazy_gettext as _
 from marshmallow import Schema, ValidationError, fields, pre_load, validate
 from marshmallow_utils.fields import TZDateTime
+
+from .text import StorableText
 
 WHITESPACE = r"\s+"
 WHITESPACE_OR_COMMAS = r"[\s,]+"
@@ -31,11 +34,21 @@ class PlainList(fields.String):
     """
 
     def __init__(
-        self, inner: fields.Field, *, separators: str = WHITESPACE_OR_COMMAS, **kwargs: Any
+        self,
+        inner: fields.Field,
+        *,
+        separators: str = WHITESPACE_OR_COMMAS,
+        max_items: Callable[[], int] | None = None,
+        too_many: str = "Give at most {limit} values ({given} given).",
+        **kwargs: Any,
     ) -> None:
+        """`max_items` gives the limit when a value is loaded (it may come from configuration);
+        `too_many` says so, with ``{limit}`` and ``{given}``."""
         super().__init__(**kwargs)
         self.inner = inner
         self.separators = re.compile(separators)
+        self.max_items = max_items
+        self.too_many = too_many
 
     def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
         if value is None:
@@ -51,6 +64,10 @@ class PlainList(fields.String):
             items = list(value)
         else:
             raise ValidationError("Give a list, or the values separated by spaces or new lines.")
+        # Counted before any item is loaded: a list far over the limit costs nothing more.
+        limit = self.max_items() if self.max_items is not None else None
+        if limit is not None and len(items) > limit:
+            raise ValidationError(self.too_many.format(limit=limit, given=len(items)))
         loaded, errors = [], {}
         for index, item in enumerate(items):
             if isinstance(item, list | dict):
@@ -63,6 +80,11 @@ class PlainList(fields.String):
         if errors:
             raise ValidationError(errors)
         return loaded
+
+
+def max_run_identifiers() -> int:
+    """How many identifiers one run may ask for (each is a GetRecord request)."""
+    return current_app.config["OAI_HARVESTER_MAX_RUN_IDENTIFIERS"]
 
 
 class RunArgumentsSchema(Schema):
@@ -91,14 +113,20 @@ class RunArgumentsSchema(Schema):
         metadata={"description": _("Harvest everything, ignoring `since` and the watermark.")},
     )
     identifiers = PlainList(
-        fields.String(validate=validate.Length(min=1, max=1024)),
+        fields.String(validate=[validate.Length(min=1, max=1024), StorableText()]),
         separators=WHITESPACE,
+        max_items=max_run_identifiers,
+        too_many=(
+            "At most {limit} identifiers per run (OAI_HARVESTER_MAX_RUN_IDENTIFIERS); {given} "
+            "were given. Split them over several runs, or harvest everything with a full run."
+        ),
         load_default=None,
         allow_none=True,
         metadata={
             "rows": 3,
             "description": _(
-                "Harvest only these OAI identifiers (GetRecord), one per line. Empty: all."
+                "Harvest only these OAI identifiers (GetRecord), one per line; at most "
+                "OAI_HARVESTER_MAX_RUN_IDENTIFIERS (1000 unless configured). Empty: all."
             ),
         },
     )

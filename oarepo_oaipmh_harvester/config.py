@@ -139,6 +139,11 @@ OAI_HARVESTER_REPORT_SENDER = None
 OAI_HARVESTER_REPORT_MAX_FAILURES = 20
 """How many failed identifiers (with their errors) a report lists."""
 
+OAI_HARVESTER_MAX_RUN_IDENTIFIERS = 1000
+"""Identifiers one run may be asked to harvest (``identifiers``: REST run body, Run now form,
+invenio-jobs run arguments, ``invenio oai harvest --identifier``); each is one GetRecord
+request to the provider. More are refused with a 400 that names this setting."""
+
 OAI_HARVESTER_FIXTURES_FILE = None
 """Harvesters loaded by ``invenio oai harvester load`` without a file argument;
 None means ``<instance path>/app_data/oai_harvesters.yaml``."""

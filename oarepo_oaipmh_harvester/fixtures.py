@@ -19,6 +19,7 @@ id and the others are still loaded.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,10 +34,36 @@ from .models import OAIHarvester
 from .proxies import current_harvester_service
 from .services.errors import HarvesterServiceError
 from .services.harvesters import EDITABLE_FIELDS
+from .text import echoed, is_storable
+
+log = logging.getLogger(__name__)
 
 
 class FixtureFileError(Exception):
     """The file cannot be read as a list of harvesters."""
+
+
+class AliasRefused(yaml.composer.ComposerError):
+    """The file uses a YAML anchor or alias."""
+
+
+class FixtureYAMLLoader(yaml.SafeLoader):
+    """Safe YAML without anchors and aliases, refused before any value is built.
+
+    An alias repeats a value; aliases of aliases make a file of a few hundred bytes stand for
+    gigabytes as soon as something walks the value (a repr for an error message did, until
+    MemoryError). A list of harvesters never needs them.
+    """
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise AliasRefused(
+                problem="YAML anchors and aliases (&name, *name) are not allowed in fixture "
+                "files; write each value out",
+                problem_mark=event.start_mark,
+            )
+        return super().compose_node(parent, index)
 
 
 @dataclass
@@ -65,11 +92,19 @@ def read_fixture_file(path: str | Path) -> list[Any]:
     """The entries of a fixture file."""
     path = Path(path)
     try:
-        content = yaml.safe_load(path.read_text(encoding="utf-8"))
+        content = yaml.load(path.read_text(encoding="utf-8"), Loader=FixtureYAMLLoader)
     except OSError as error:
         raise FixtureFileError(f"Cannot read {path}: {error.strerror or error}") from None
+    except AliasRefused as error:
+        mark = error.problem_mark
+        raise FixtureFileError(
+            f"{path}, line {mark.line + 1}, column {mark.column + 1}: {error.problem}."
+        ) from None
     except yaml.YAMLError as error:
         raise FixtureFileError(f"{path} is not valid YAML: {error}") from None
+    except RecursionError:
+        # PyYAML composes nested collections recursively: thousands of "[" exhaust the stack.
+        raise FixtureFileError(f"{path} nests lists or mappings too deeply.") from None
     if content is None:
         return []
     if isinstance(content, dict) and "harvesters" in content:
@@ -97,7 +132,11 @@ def load_harvesters(
                 raise HarvesterServiceError("an entry must be a mapping of fields.")
             data = _resolve_managers(entry)
             harvester_id = data.get("id")
-            existing = db.session.get(OAIHarvester, harvester_id) if harvester_id else None
+            # Only a text id can name a stored harvester; any other (a number, a list) goes to
+            # create, whose validation names the problem.
+            existing = (
+                db.session.get(OAIHarvester, harvester_id) if is_storable(harvester_id) else None
+            )
             if existing is None:
                 current_harvester_service.create(identity, data, check=check)
                 result.created.append(harvester_id)
@@ -109,12 +148,19 @@ def load_harvesters(
         except HarvesterServiceError as error:
             db.session.rollback()
             result.errors.append(f"{name}: {error}")
+        except Exception as error:
+            # One entry that trips something unforeseen must not cost the entries after it.
+            log.exception("Fixture %s of %s could not be loaded", name, path)
+            db.session.rollback()
+            result.errors.append(
+                f"{name}: could not be loaded ({type(error).__name__}: {echoed(str(error))})."
+            )
     return result
 
 
 def _entry_name(position: int, entry: Any) -> str:
     harvester_id = entry.get("id") if isinstance(entry, dict) else None
-    return f"entry {position} (id {harvester_id!r})" if harvester_id else f"entry {position}"
+    return f"entry {position} (id {echoed(harvester_id)})" if harvester_id else f"entry {position}"
 
 
 def _resolve_managers(entry: dict) -> dict:
@@ -125,17 +171,23 @@ def _resolve_managers(entry: dict) -> dict:
     resolved: list[Any] = []
     for manager in managers:
         if isinstance(manager, str) and "@" in manager:
-            user = db.session.scalars(
-                db.select(User).where(db.func.lower(User.email) == manager.lower())
-            ).first()
+            user = _user_with_email(manager)
             if user is None:
                 raise HarvesterServiceError(
-                    f"harvest_managers: no user with e-mail address {manager!r}."
+                    f"harvest_managers: no user with e-mail address {echoed(manager)}."
                 )
             resolved.append(user.id)
         else:
             resolved.append(manager)
     return {**entry, "harvest_managers": resolved}
+
+
+def _user_with_email(email: str) -> User | None:
+    if not is_storable(email):  # the database cannot compare it, and no address contains it
+        return None
+    return db.session.scalars(
+        db.select(User).where(db.func.lower(User.email) == email.lower())
+    ).first()
 
 
 def _same(harvester: OAIHarvester, data: dict) -> bool:
@@ -145,7 +197,11 @@ def _same(harvester: OAIHarvester, data: dict) -> bool:
             continue
         current, wanted = getattr(harvester, name), data[name]
         if isinstance(current, list) or isinstance(wanted, list):
-            current, wanted = list(current or []), list(dict.fromkeys(wanted or []))
+            try:
+                current, wanted = list(current or []), list(dict.fromkeys(wanted or []))
+            except TypeError:
+                # Nested lists or mappings: a change, which the update refuses by field.
+                return False
         if current != wanted:
             return False
     return True

@@ -137,6 +137,10 @@ def run_harvest(
             harvester.base_url, harvester.id, harvester.request_delay, settings=settings
         ) as client,
     ):
+        # Read again under the lock: a run that waited for it may find its harvester changed,
+        # or deleted (LookupError) by the one that held it.
+        db.session.expire_all()
+        harvester = _stored_harvester(harvester_id)
         # This run holds the lock: a RUNNING run of the harvester that is not alive now is
         # one whose process died (a waiting run is alive, hence the longer grace then).
         grace = GRACE + timedelta(seconds=settings.lock_timeout if settings.wait_for_running else 0)

@@ -50,11 +50,17 @@ def lock_key(harvester_id: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-_HOLDS_LOCK = sa.text(
-    "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
-    "AND pid = pg_backend_pid() AND objsubid = 1 "
-    "AND ((classid::bigint << 32) | objid::bigint) = :key)"
+# pg_locks shows a bigint advisory key as two unsigned 32-bit halves, objsubid 1.
+_LOCK_HOLDER = sa.text(
+    "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted"
+    " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+    " AND classid = CAST(:high AS oid) AND objid = CAST(:low AS oid)"
+    " AND objsubid = 1"
 )
+
+
+def _halves(key: int) -> dict[str, int]:
+    return {"high": (key >> 32) & 0xFFFFFFFF, "low": key & 0xFFFFFFFF}
 
 
 class RunLock:
@@ -70,24 +76,17 @@ class RunLock:
         if self._connection is None:
             return
         try:
-            held = self._connection.execute(_HOLDS_LOCK, {"key": self._key}).scalar()
+            holder = self._connection.execute(_LOCK_HOLDER, _halves(self._key)).scalar()
+            mine = self._connection.execute(sa.select(sa.func.pg_backend_pid())).scalar()
         except sa.exc.SQLAlchemyError as error:
             raise LockLost(self.harvester_id) from error
-        if not held:
+        if holder != mine:
             raise LockLost(self.harvester_id)
 
 
 def lock_is_free(harvester_id: str, engine: Engine) -> bool:
     """Whether no process holds the harvester's lock now (always True on SQLite)."""
-    if engine.dialect.name != "postgresql":
-        return True
-    key = lock_key(harvester_id)
-    with engine.connect() as connection:
-        connection = connection.execution_options(isolation_level="AUTOCOMMIT")
-        if not connection.execute(sa.select(sa.func.pg_try_advisory_lock(key))).scalar():
-            return False
-        connection.execute(sa.select(sa.func.pg_advisory_unlock(key)))
-        return True
+    return holder_of(harvester_id, engine) is None
 
 
 @contextmanager
@@ -120,3 +119,16 @@ def exclusive_run(
                 connection.execute(sa.select(sa.func.pg_advisory_unlock(key)))
             except sa.exc.SQLAlchemyError:
                 pass  # the connection is gone, and the lock with it
+
+
+def holder_of(harvester_id: str, engine: Engine) -> int | None:
+    """The PostgreSQL backend pid of the session holding the harvester's run lock, or None.
+
+    A look at ``pg_locks`` only: it takes nothing, so it never delays a run. A run whose
+    process died no longer holds the lock (the server closed its connection), whatever its
+    Run row still says. On SQLite there is no lock: None.
+    """
+    if engine.dialect.name != "postgresql":
+        return None
+    with engine.connect() as connection:
+        return connection.execute(_LOCK_HOLDER, _halves(lock_key(harvester_id))).scalar()

@@ -11,7 +11,7 @@ import errno
 import socket
 from collections.abc import Sequence
 
-from ..protocol.errors import NoSetHierarchy, OAIHarvestError
+from ..protocol.errors import NoSetHierarchy, OAIHarvestError, limited
 from .assembly import build_client
 
 
@@ -75,7 +75,8 @@ def check_provider(
             raise PreflightError(
                 {
                     "base_url": [
-                        f"The provider at {base_url} did not answer Identify: {plain_reason(error)}."
+                        f"The provider at {limited(base_url)} did not answer Identify: "
+                        f"{plain_reason(error)}."
                     ]
                 }
             ) from None
@@ -83,13 +84,13 @@ def check_provider(
             offered = [fmt.prefix for fmt in client.list_metadata_formats()]
         except OAIHarvestError as error:
             errors["metadata_prefix"] = [
-                f"ListMetadataFormats failed at {base_url}: {plain_reason(error)}."
+                f"ListMetadataFormats failed at {limited(base_url)}: {plain_reason(error)}."
             ]
         else:
             if metadata_prefix not in offered:
                 errors["metadata_prefix"] = [
-                    f"The provider does not offer metadata prefix {metadata_prefix!r} "
-                    f"(it offers: {', '.join(offered) or 'nothing'})."
+                    f"The provider does not offer metadata prefix {limited(metadata_prefix)!r} "
+                    f"(it offers: {limited(', '.join(offered)) or 'nothing'})."
                 ]
         if setspecs:
             _check_sets(client, base_url, setspecs, errors)
@@ -105,12 +106,12 @@ def _check_sets(
     except NoSetHierarchy:
         known = set()
     except OAIHarvestError as error:
-        errors["setspecs"] = [f"ListSets failed at {base_url}: {plain_reason(error)}."]
+        errors["setspecs"] = [f"ListSets failed at {limited(base_url)}: {plain_reason(error)}."]
         return
     missing = [spec for spec in setspecs if spec not in known]
     if missing:
-        examples = ", ".join(sorted(known)[:10]) or "none"
+        examples = limited(", ".join(sorted(known)[:10])) or "none"
         errors["setspecs"] = [
-            f"The provider has no set {', '.join(repr(m) for m in missing)} "
+            f"The provider has no set {limited(', '.join(repr(m) for m in missing))} "
             f"({len(known)} sets exist, e.g. {examples})."
         ]

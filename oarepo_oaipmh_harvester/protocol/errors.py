@@ -15,7 +15,7 @@ PROVIDER_TEXT_LIMIT = 300
 def limited(text: str, limit: int = PROVIDER_TEXT_LIMIT) -> str:
     """A provider's own text (an OAI-PMH error message, a token) cut to a length fit for a
     message; such text comes only from well-formed OAI-PMH documents, never from other
-    bodies."""
+    bodies. The services and the fixture loader bound operators' values with it too."""
     text = " ".join(str(text).split())
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 

@@ -11,6 +11,7 @@ from invenio_records_resources.services.base.config import ConfiguratorMixin
 from ..services.errors import (
     HarvestedRecordNotFound,
     HarvesterAlreadyExists,
+    HarvesterInUse,
     HarvesterNotFound,
     HarvestRunInProgress,
     HarvestRunNotFound,
@@ -41,6 +42,7 @@ error_handlers = {
     HarvestRunNotFound: _json_error(404),
     HarvesterAlreadyExists: _json_error(409),
     HarvestRunInProgress: _json_error(409),
+    HarvesterInUse: _json_error(409),
 }
 """Validation 400 (with field errors), permission 403, not found 404, conflicts 409."""
 

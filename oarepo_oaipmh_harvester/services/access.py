@@ -8,6 +8,8 @@ from invenio_access.permissions import system_user_id
 from invenio_db import db
 
 from ..models import OAIHarvester
+from ..protocol.errors import limited
+from ..text import is_storable
 from .errors import HarvesterNotFound
 
 
@@ -22,7 +24,11 @@ class HarvesterAccessMixin:
         Readable but not allowed `action`: 403.
         """
         self.require_permission(identity, "use")
-        harvester = db.session.get(OAIHarvester, harvester_id)
+        # An id the database cannot compare (a NUL from a URL, a list from a file) names no
+        # harvester: asking would fail with a database error.
+        harvester = (
+            db.session.get(OAIHarvester, harvester_id) if is_storable(harvester_id) else None
+        )
         if harvester is None or not self.check_permission(identity, "read", harvester=harvester):
             raise HarvesterNotFound(harvester_id)
         if action != "read":
@@ -45,18 +51,33 @@ def is_user(identity: Any) -> bool:
     return isinstance(getattr(identity, "id", None), int) and identity.id != system_user_id
 
 
+FIELD_NAME_LIMIT = 100
+MESSAGE_LIMIT = 1000
+
+
 def flatten_messages(messages: Any, prefix: str = "") -> dict[str, list[str]]:
-    """marshmallow's nested error messages as {"field.sub": [messages]}."""
+    """marshmallow's nested error messages as {"field.sub": [messages]}.
+
+    Names and messages are cut short: an unknown field's name is the client's own key, and a
+    400 should not send a megabyte of it back.
+    """
     flat: dict[str, list[str]] = {}
     if isinstance(messages, dict):
         for key, value in messages.items():
-            name = f"{prefix}.{key}" if prefix else str(key)
+            name = (
+                f"{prefix}.{limited(key, FIELD_NAME_LIMIT)}"
+                if prefix
+                else limited(key, FIELD_NAME_LIMIT)
+            )
             if isinstance(value, dict):
                 flat.update(flatten_messages(value, name))
             else:
-                flat[name] = [str(v) for v in (value if isinstance(value, list) else [value])]
+                flat[name] = [
+                    limited(v, MESSAGE_LIMIT)
+                    for v in (value if isinstance(value, list) else [value])
+                ]
     else:
-        flat[prefix or "_schema"] = [str(messages)]
+        flat[prefix or "_schema"] = [limited(messages, MESSAGE_LIMIT)]
     return flat
 
 

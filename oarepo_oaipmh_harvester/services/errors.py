@@ -1,12 +1,14 @@
 """Errors of the harvester services; messages are meant for operators.
 
 The REST resources map them to HTTP statuses (see `resources/config.py`): validation 400,
-not found 404, duplicate id and run in progress 409.
+not found 404, duplicate id, run in progress and deleting a running harvester 409.
 """
 
 from __future__ import annotations
 
 from marshmallow import ValidationError
+
+from ..text import echoed
 
 
 class HarvesterServiceError(Exception):
@@ -35,7 +37,7 @@ class HarvesterAlreadyExists(HarvesterServiceError):
 
     def __init__(self, harvester_id: str) -> None:
         self.harvester_id = harvester_id
-        super().__init__(f"A harvester with id {harvester_id!r} already exists.")
+        super().__init__(f"A harvester with id {echoed(harvester_id)} already exists.")
 
 
 class HarvesterNotFound(HarvesterServiceError):
@@ -43,7 +45,7 @@ class HarvesterNotFound(HarvesterServiceError):
 
     def __init__(self, harvester_id: str) -> None:
         self.harvester_id = harvester_id
-        super().__init__(f"No harvester with id {harvester_id!r}.")
+        super().__init__(f"No harvester with id {echoed(harvester_id)}.")
 
 
 class HarvestedRecordNotFound(HarvesterServiceError):
@@ -53,7 +55,8 @@ class HarvestedRecordNotFound(HarvesterServiceError):
         self.harvester_id = harvester_id
         self.oai_identifier = oai_identifier
         super().__init__(
-            f"Harvester {harvester_id!r} has no record with OAI identifier {oai_identifier!r}."
+            f"Harvester {echoed(harvester_id)} has no record with OAI identifier "
+            f"{echoed(oai_identifier)}."
         )
 
 
@@ -63,7 +66,37 @@ class HarvestRunNotFound(HarvesterServiceError):
     def __init__(self, harvester_id: str, run_id: str) -> None:
         self.harvester_id = harvester_id
         self.run_id = run_id
-        super().__init__(f"Harvester {harvester_id!r} has no run {run_id}.")
+        super().__init__(f"Harvester {echoed(harvester_id)} has no run {echoed(run_id)}.")
+
+
+class HarvesterInUse(HarvesterServiceError):
+    """A run holds the harvester's lock: deleting it now would pull its rows from under the run.
+
+    `run_id` and `status` name the invenio-jobs run that holds it, when there is one;
+    `holder_pid` is the database session holding the lock.
+    """
+
+    def __init__(
+        self,
+        harvester_id: str,
+        run_id: str | None,
+        status: str | None,
+        holder_pid: int | None,
+    ) -> None:
+        self.harvester_id = harvester_id
+        self.run_id = run_id
+        self.status = status
+        self.holder_pid = holder_pid
+        if run_id is not None:
+            running = f"run {run_id} ({status}) is harvesting it"
+        else:
+            session = f" (database session {holder_pid})" if holder_pid else ""
+            running = f"a run outside invenio-jobs{session} is harvesting it"
+        super().__init__(
+            f"Harvester {echoed(harvester_id)} cannot be deleted while {running}; nothing was "
+            f"deleted. Wait for the run to end (or stop it in Administration -> Jobs) and "
+            f"delete again."
+        )
 
 
 class HarvestRunInProgress(HarvesterServiceError):

@@ -20,16 +20,18 @@ from invenio_records_resources.services.base import LinksTemplate, Service
 from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
 from marshmallow import ValidationError
 
+from ..harvest.lock import HarvesterBusy, exclusive_run, holder_of
 from ..harvest.preflight import PreflightError, check_provider
 from ..models import OAIHarvestedRecord, OAIHarvester
 from .access import HarvesterAccessMixin, flatten_messages, link_args
-from .errors import HarvesterAlreadyExists, HarvesterValidationError
+from .errors import HarvesterAlreadyExists, HarvesterInUse, HarvesterValidationError
 from .jobs import (
     RegisterJobTypeOp,
     UnregisterJobTypeOp,
     delete_jobs_of,
     dump_job,
     jobs_of,
+    lock_holding_run,
     new_job,
     runs_query,
 )
@@ -231,13 +233,33 @@ class HarvesterService(HarvesterAccessMixin, Service):
         uow.register(RegisterJobTypeOp(self._jobs_registry, harvester))
         return self._item(identity, harvester)
 
-    @unit_of_work()
-    def delete(self, identity: Any, harvester_id: str, *, uow: UnitOfWork = None) -> bool:
+    def delete(self, identity: Any, harvester_id: str, *, uow: UnitOfWork | None = None) -> bool:
         """Delete the harvester, its tracking rows and its invenio-jobs jobs and runs.
 
         Local records it created stay: removing a source is not a reason to lose data.
+        Refused (HarvesterInUse) while a run holds the harvester's lock: the run would crash
+        and its records would stay without tracking rows. A run row left RUNNING by a killed
+        worker does not hold the lock and does not stand in the way.
         """
         harvester = self.get_harvester(identity, harvester_id, "delete")
+        engine = db.engine
+        try:
+            # Taken, not only looked at: held until the delete is committed, no run can start
+            # in between. (A unit of work passed in by the caller commits after the release.)
+            with exclusive_run(harvester_id, engine):
+                return self._delete_unlocked(harvester, uow=uow)
+        except HarvesterBusy:
+            run = lock_holding_run(harvester_id)
+            raise HarvesterInUse(
+                harvester_id,
+                str(run.id) if run else None,
+                run.status.name if run else None,
+                holder_of(harvester_id, engine),
+            ) from None
+
+    @unit_of_work()
+    def _delete_unlocked(self, harvester: OAIHarvester, *, uow: UnitOfWork = None) -> bool:
+        harvester_id = harvester.id
         delete_jobs_of(harvester_id)
         # Explicit, not only ON DELETE CASCADE: SQLite does not enforce foreign keys by default.
         db.session.execute(
@@ -250,7 +272,11 @@ class HarvesterService(HarvesterAccessMixin, Service):
     def tracked_records(
         self, identity: Any, harvester_id: str, *, errors_only: bool = False
     ) -> Iterator[OAIHarvestedRecord]:
-        """The tracking rows of a harvester, by identifier (streamed, for the command line)."""
+        """The tracking rows of a harvester, by identifier (streamed, for the command line).
+
+        The harvester is looked up now, not when the rows are first read: an unknown id is
+        HarvesterNotFound here, where the caller handles it.
+        """
         self.get_harvester(identity, harvester_id)
         query = (
             db.select(OAIHarvestedRecord)
@@ -259,4 +285,4 @@ class HarvesterService(HarvesterAccessMixin, Service):
         )
         if errors_only:
             query = query.where(OAIHarvestedRecord.errors.is_not(None))
-        yield from db.session.scalars(query.execution_options(yield_per=1000))
+        return iter(db.session.scalars(query.execution_options(yield_per=1000)))

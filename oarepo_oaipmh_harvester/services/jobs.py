@@ -76,6 +76,17 @@ def active_run(harvester_id: str) -> Run | None:
     ).first()
 
 
+def lock_holding_run(harvester_id: str) -> Run | None:
+    """The run that holds the harvester's lock, when its lock is known to be held: a running
+    run before a queued one (a queued run may be about to take the lock), newest first."""
+    running_first = sa.case((Run.status == RunStatusEnum.RUNNING, 0), else_=1)
+    return db.session.scalars(
+        runs_query(harvester_id)
+        .where(Run.status.in_(ACTIVE_RUN_STATUSES))
+        .order_by(running_first, Run.created.desc())
+    ).first()
+
+
 def delete_jobs_of(harvester_id: str) -> None:
     """Delete the harvester's jobs and their runs (in the caller's transaction)."""
     job_ids = list(

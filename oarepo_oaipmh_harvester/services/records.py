@@ -17,6 +17,7 @@ from invenio_records_resources.services.base import LinksTemplate, Service
 from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
 
 from ..models import OAIHarvestedRecord, OAIHarvester
+from ..text import echoed, is_storable
 from .errors import HarvestedRecordNotFound, HarvesterNotFound, HarvesterValidationError
 from .results import SQLItem, SQLList, SQLPage
 from .sql import (
@@ -72,7 +73,7 @@ def _boolean(name: str, values: list[str]) -> bool | None:
         elif text in FALSE_VALUES:
             wanted.add(False)
         else:
-            raise HarvesterValidationError({name: [f"Use true or false, not {value!r}."]})
+            raise HarvesterValidationError({name: [f"Use true or false, not {echoed(value)}."]})
     return wanted.pop() if len(wanted) == 1 else None
 
 
@@ -116,6 +117,8 @@ class HarvestedRecordService(Service):
     ) -> OAIHarvestedRecord:
         """The tracking row, with the same 403/404 rules as harvesters."""
         self.require_permission(identity, "use")
+        if not (is_storable(harvester_id) and is_storable(oai_identifier)):
+            raise HarvestedRecordNotFound(harvester_id, oai_identifier)
         harvester = db.session.get(OAIHarvester, harvester_id)
         if harvester is None or not self.check_permission(identity, "read", harvester=harvester):
             raise HarvestedRecordNotFound(harvester_id, oai_identifier)

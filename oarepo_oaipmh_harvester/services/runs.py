@@ -22,6 +22,7 @@ from invenio_records_resources.services.base import LinksTemplate, Service
 from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
 from marshmallow import ValidationError
 
+from ..arguments import RunArgumentsSchema
 from ..harvest.assembly import progress_listener
 from ..harvest.interrupted import close_interrupted_runs
 from ..harvest.lock import lock_is_free
@@ -107,7 +108,8 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         """Start a run through invenio-jobs ("run now"), as the scheduler would.
 
         `data`: the run arguments (`RunArgumentsSchema`: ``since`` taken as given, ``full``,
-        ``identifiers`` for GetRecord of just these, ``reconcile_only``) and a ``title``. Refused while another run of the harvester is queued or running.
+        ``identifiers`` for GetRecord of just these, ``reconcile_only``, ``reindex``) and a
+        ``title``. Refused while another run of the harvester is queued or running.
         """
         self.get_harvester(identity, harvester_id, "run")
         try:
@@ -195,8 +197,25 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         """Run a harvest now, in this process, recorded as a run of the harvester's job.
 
         Without `since` or `full` it continues from the stored watermark. Batches are
-        written here too, whatever OAI_HARVESTER_WRITE_MODE says.
+        written here too, whatever OAI_HARVESTER_WRITE_MODE says. The arguments are checked
+        by `RunArgumentsSchema`, as those of every other way to start a run.
         """
+        self.get_harvester(identity, harvester_id, "run")
+        try:
+            arguments = RunArgumentsSchema().load(
+                {
+                    "since": since.isoformat() if since else None,
+                    "full": full,
+                    "identifiers": list(identifiers or []),
+                    "reconcile_only": reconcile_only,
+                    "reindex": reindex,
+                }
+            )
+        except ValidationError as error:
+            raise HarvesterValidationError(flatten_messages(error.messages)) from None
+        since, identifiers = arguments.get("since"), arguments.get("identifiers")
+        full, reconcile_only = arguments["full"], arguments["reconcile_only"]
+        reindex = arguments["reindex"]
         job = self.ensure_job(identity, harvester_id)
         source = since_source_of(since, SinceSource.WATERMARK)
         run = Run(

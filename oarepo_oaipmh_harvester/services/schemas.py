@@ -21,10 +21,34 @@ from marshmallow import (
 from marshmallow_utils.fields import TZDateTime
 
 from ..arguments import PlainList, RunArgumentsSchema
+from ..models import OAIHarvester
 from ..proxies import current_oai_harvester
+from ..text import StorableText, echoed
 from .targets import writable_target_ids
 
 HARVESTER_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$"
+
+
+def column_length(column: Any) -> int:
+    """The length of a String column: what the database refuses beyond (with a 500)."""
+    return column.property.columns[0].type.length
+
+
+BASE_URL_LENGTH = column_length(OAIHarvester.base_url)
+TEXT_LENGTH = column_length(OAIHarvester.name)
+"""name and metadata_prefix; each set spec is held to it too."""
+
+
+class ProviderUrl(fields.Url):
+    """An http(s) URL that fits its column, measured before the URL pattern is tried on it."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        url = super()._deserialize(value, attr, data, **kwargs)
+        if len(url) > BASE_URL_LENGTH:
+            raise ValidationError(
+                f"Give a URL of at most {BASE_URL_LENGTH} characters (this one has {len(url)})."
+            )
+        return url
 
 
 OPTIONAL_FIELDS = ("comment", "transformer", "batch_size", "request_delay")
@@ -41,16 +65,24 @@ class HarvesterSchema(Schema):
         ),
         metadata={"create_only": True, "title": _("Id")},
     )
-    name = fields.String(required=True, validate=validate.Length(min=1, max=255))
-    comment = fields.String(load_default=None, allow_none=True)
-    base_url = fields.Url(
+    name = fields.String(
+        required=True, validate=[validate.Length(min=1, max=TEXT_LENGTH), StorableText()]
+    )
+    comment = fields.String(load_default=None, allow_none=True, validate=StorableText())
+    base_url = ProviderUrl(
         required=True,
         schemes={"http", "https"},
         require_tld=False,
+        validate=StorableText(),
         error_messages={"invalid": "Give an http:// or https:// URL of the OAI-PMH endpoint."},
     )
-    metadata_prefix = fields.String(required=True, validate=validate.Length(min=1, max=255))
-    setspecs = PlainList(fields.String(validate=validate.Length(min=1, max=255)), load_default=list)
+    metadata_prefix = fields.String(
+        required=True, validate=[validate.Length(min=1, max=TEXT_LENGTH), StorableText()]
+    )
+    setspecs = PlainList(
+        fields.String(validate=[validate.Length(min=1, max=TEXT_LENGTH), StorableText()]),
+        load_default=list,
+    )
     target = fields.String(required=True)
     transformer = fields.String(load_default=None, allow_none=True)
     batch_size = fields.Integer(
@@ -104,7 +136,8 @@ class HarvesterSchema(Schema):
         if value not in writable:
             known = ", ".join(writable) or "none"
             raise ValidationError(
-                f"No record service with id {value!r} can be written to; choose one of: {known}."
+                f"No record service with id {echoed(value)} can be written to; "
+                f"choose one of: {known}."
             )
 
     @validates("harvest_managers")
@@ -122,7 +155,7 @@ class HarvesterSchema(Schema):
         transformers = current_oai_harvester.transformers
         if value is not None and value not in transformers:
             raise ValidationError(
-                f"Unknown transformer {value!r} (known: {', '.join(transformers.names())})."
+                f"Unknown transformer {echoed(value)} (known: {', '.join(transformers.names())})."
             )
 
 

@@ -8,7 +8,11 @@ from typing import Any
 import sqlalchemy as sa
 from invenio_db import db
 
+from ..text import echoed, unstorable_reason
 from .errors import HarvesterValidationError
+
+MAX_OFFSET = 2**63 - 1
+"""PostgreSQL's OFFSET is a bigint: a page that starts further is refused, not sent."""
 
 
 def first_value(value: Any) -> Any:
@@ -40,15 +44,44 @@ def resolve_search_params(options: Any, params: Mapping[str, Any] | None) -> dic
     size = positive("size", options.default_size)
     if size > options.max_size:
         errors["size"] = [f"Page size cannot be greater than {options.max_size}."]
+    elif "page" not in errors and "size" not in errors and (page - 1) * size > MAX_OFFSET:
+        last = MAX_OFFSET // size + 1
+        errors["page"] = [
+            f"Page {page} is out of range: with {size} hits per page, pages go up to {last}."
+        ]
+    errors.update(_unstorable_arguments(params))
     q = (first_value(params.get("q")) or "").strip()
     sort = first_value(params.get("sort")) or (
         options.sort_default if q else options.sort_default_no_query
     )
     if sort not in options.sort_options:
-        errors["sort"] = [f"Unknown sort {sort!r} (known: {', '.join(options.sort_options)})."]
+        errors["sort"] = [
+            f"Unknown sort {echoed(sort)} (known: {', '.join(options.sort_options)})."
+        ]
     if errors:
         raise HarvesterValidationError(errors)
     return {**params, "page": page, "size": size, "sort": sort, "q": q}
+
+
+def _unstorable_arguments(params: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Arguments the database could not compare (NUL characters): refused rather than sent."""
+    errors: dict[str, list[str]] = {}
+
+    def check(name: str, value: Any) -> None:
+        if isinstance(value, Mapping):  # the facets the resource collected
+            for key, inner in value.items():
+                check(str(key), inner)
+        elif isinstance(value, list | tuple):
+            for inner in value:
+                check(name, inner)
+        elif isinstance(value, str) and name not in errors:
+            reason = unstorable_reason(value)
+            if reason is not None:
+                errors[name] = [reason]
+
+    for name, value in params.items():
+        check(str(name), value)
+    return errors
 
 
 def query_words(q: str) -> list[str]:
