@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_search.proxies import current_search
 
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
-from oarepo_oaipmh_harvester.proxies import current_harvester_service
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
 from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecord
-
-
-def make_harvester(base_url: str, harvester_id: str = "test", **extra: Any):
-    data = {
-        "id": harvester_id,
-        "name": f"Harvester {harvester_id}",
-        "base_url": base_url,
-        "metadata_prefix": "oai_dc",
-        "target": "oai-sample-records",
-        "batch_size": 10,
-        **extra,
-    }
-    return current_harvester_service.create(system_identity, data)
 
 
 def tracking(harvester_id: str = "test") -> dict[str, OAIHarvestedRecord]:

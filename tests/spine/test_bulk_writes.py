@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 import sqlalchemy as sa
+from factories import make_harvester
 from invenio_db import db
 from invenio_records_permissions.generators import Disable
 from invenio_records_resources.services.records.components import ServiceComponent
@@ -15,7 +16,7 @@ from oarepo_oaipmh_harvester.harvest.run import run_harvest
 from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecordMetadata
 from oarepo_oaipmh_harvester.testing.sample_records.service import SamplePermissionPolicy
 
-from .helpers import expected_titles, indexed_total, local_titles, make_harvester, tracking
+from .helpers import expected_titles, indexed_total, local_titles, tracking
 
 
 @contextlib.contextmanager

@@ -4,6 +4,7 @@ import time
 from datetime import UTC, datetime
 
 import pytest
+from factories import make_harvester
 
 from oarepo_oaipmh_harvester.harvest.run import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
@@ -15,7 +16,6 @@ from .helpers import (
     indexed_total,
     live_local_count,
     local_titles,
-    make_harvester,
     tracking,
 )
 

@@ -2,34 +2,14 @@
 
 from datetime import UTC, datetime
 
+from factories import create_job, make_harvester, start_run
 from invenio_access.permissions import system_identity
-from invenio_db import db
 from invenio_jobs.models import Job, Run, RunStatusEnum
-from invenio_jobs.proxies import current_jobs_service, current_runs_service
 from invenio_jobs.services.scheduler import RunScheduler
 
 from oarepo_oaipmh_harvester.models import OAIHarvester
 
-from .helpers import expected_titles, live_local_count, local_titles, make_harvester
-
-
-def create_job(harvester_id="test", **extra):
-    data = {
-        "title": f"Harvest {harvester_id}",
-        "task": f"harvest_oaipmh_records_{harvester_id}",
-        "active": True,
-    }
-    item = current_jobs_service.create(system_identity, {**data, **extra})
-    return item.id
-
-
-def start_run(job_id, args=None):
-    data = {"title": "run now"}
-    if args is not None:
-        data["args"] = {"job_arg_schema": "OAIHarvestArgsSchema", **args}
-    item = current_runs_service.create(system_identity, job_id, data)
-    db.session.expire_all()
-    return db.session.get(Run, item.id)
+from .helpers import expected_titles, live_local_count, local_titles
 
 
 def test_run_now_twice_incremental_since_and_window(

@@ -6,16 +6,11 @@ import threading
 import time
 
 import pytest
-from invenio_access.permissions import system_identity
-from invenio_db import db as db_
-from invenio_jobs.models import Run, RunStatusEnum
-from invenio_jobs.proxies import current_runs_service
+from factories import create_job, make_harvester, start_run
+from invenio_jobs.models import RunStatusEnum
 
 from oarepo_oaipmh_harvester.harvest.lock import HarvesterBusy
 from oarepo_oaipmh_harvester.harvest.run import run_harvest
-
-from .helpers import make_harvester
-from .test_jobs import create_job
 
 HOLDER = """
 import sys
@@ -57,10 +52,7 @@ def test_second_run_through_invenio_jobs_is_failed_with_the_reason(
     app, db, provider, other_process
 ):
     make_harvester(provider.base_url)
-    job_id = create_job()
-    item = current_runs_service.create(system_identity, job_id, {"title": "overlapping"})
-    db_.session.expire_all()
-    run = db_.session.get(Run, item.id)
+    run = start_run(create_job())
     assert run.status == RunStatusEnum.FAILED
     assert "in progress" in run.message
 

@@ -3,6 +3,7 @@
 from datetime import UTC, datetime
 
 import pytest
+from factories import make_harvester
 
 from oarepo_oaipmh_harvester.harvest.run import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
@@ -14,7 +15,7 @@ from oarepo_oaipmh_harvester.protocol.errors import (
     TokenLoopError,
 )
 
-from .helpers import expected_titles, local_titles, make_harvester, tracking
+from .helpers import expected_titles, local_titles, tracking
 
 
 def watermark():
