@@ -4,7 +4,7 @@ import time
 from datetime import UTC, datetime
 
 import pytest
-from factories import make_harvester
+from factories import gaps, make_harvester, record_request_times
 
 from oarepo_oaipmh_harvester.harvest.run import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
@@ -181,10 +181,15 @@ def test_expired_token_restarts_the_window(app, db, clean_index, provider, corpu
 
 def test_503_with_retry_after_is_honoured(app, db, clean_index, provider, corpus, sample_service):
     make_harvester(provider.base_url)
+    arrivals = record_request_times(provider)
     provider.quirks.fail_requests = 2
-    provider.quirks.retry_after = "1"
+    # The harvester's own backoff waits 0.5-1 s before its first retry: only a wait that
+    # follows the header reaches 2 s.
+    provider.quirks.retry_after = "2"
     summary = run_harvest("test")
     assert summary.succeeded and summary.counts.created == 50
+    first, second = gaps(arrivals)[:2]  # 503 -> 503 -> the retry that got an answer
+    assert first >= 2.0 and second >= 2.0
 
 
 def test_crash_mid_run_then_rerun_loses_and_duplicates_nothing(
