@@ -93,7 +93,7 @@ def test_retry_after_zero_wins_over_a_long_backoff(server, make_client) -> None:
     server.answer_in_order(Reply(429, headers={"Retry-After": "0"}), ok("a"))
     assert len(list(client.list_records("oai_dc"))) == 1
     assert len(server.hits) == 2
-    assert gap(server) < 1.0
+    assert gap(server) < 2.0  # far from the 4 s of the backoff, with room for a busy machine
 
 
 def test_retry_after_seconds_is_capped_by_max_retry_wait(server, make_client) -> None:
@@ -127,7 +127,7 @@ def test_garbage_retry_after_falls_back_to_backoff(server, make_client) -> None:
     server.answer_in_order(Reply(503, headers={"Retry-After": "soon-ish"}), ok("a"))
     assert len(list(client.list_records("oai_dc"))) == 1
     assert len(server.hits) == 2
-    assert 0.09 <= gap(server) < 1.0
+    assert 0.09 <= gap(server) < 2.0  # not the 5 s budget either
 
 
 def test_total_retry_wait_is_bounded(server, make_client) -> None:

@@ -1,10 +1,9 @@
 """End-to-end harvests from a real provider on 127.0.0.1 into the sample record service."""
 
-import time
 from datetime import UTC, datetime
 
 import pytest
-from factories import gaps, make_harvester, record_request_times
+from factories import gaps, holds_for, make_harvester, record_request_times, wait_until
 
 from oarepo_oaipmh_harvester.harvest.run import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
@@ -298,10 +297,9 @@ def test_a_run_that_writes_many_records_refreshes_the_tracking_statistics(
     before = analyze_count()
     run_harvest("test")
     # after 10, 20 and 40 written records: doubling, so a few times per run at any size
-    deadline = time.time() + 5
-    while analyze_count() - before < 3 and time.time() < deadline:
-        time.sleep(0.2)  # the statistics collector reports with a short delay
+    wait_until(  # the statistics reach pg_stat_user_tables with a short delay
+        lambda: analyze_count() - before >= 3, interval=0.2, message="3 ANALYZE runs counted"
+    )
     assert analyze_count() - before == 3
     run_harvest("test")  # nothing written: nothing to refresh
-    time.sleep(1)
-    assert analyze_count() - before == 3
+    holds_for(lambda: analyze_count() - before == 3, 1.0, interval=0.2, message="no 4th ANALYZE")
