@@ -1,5 +1,6 @@
 """End-to-end harvests from a real provider on 127.0.0.1 into the sample record service."""
 
+from collections import Counter
 from datetime import UTC, datetime
 
 import pytest
@@ -11,10 +12,13 @@ from oarepo_oaipmh_harvester.models import OAIHarvester
 from oarepo_oaipmh_harvester.protocol.errors import OAITransportError
 
 from .helpers import (
+    counted_search_requests,
+    counted_transactions,
     expected_titles,
     indexed_total,
     live_local_count,
     local_titles,
+    record_versions,
     tracking,
 )
 
@@ -45,6 +49,7 @@ def test_rerun_without_changes_touches_nothing(
     make_harvester(provider.base_url)
     run_harvest("test")
     pids = {k: row.local_pid for k, row in tracking().items()}
+    versions = record_versions()
     corpus.advance_clock(hours=1)
 
     summary = run_harvest(
@@ -53,6 +58,7 @@ def test_rerun_without_changes_touches_nothing(
 
     assert (summary.counts.unchanged, summary.counts.created, summary.counts.updated) == (50, 0, 0)
     assert {k: row.local_pid for k, row in tracking().items()} == pids
+    assert record_versions() == versions  # not one local record rewritten
 
 
 def test_edits_deletions_and_recreations_arrive_exactly(
@@ -254,25 +260,15 @@ def test_two_harvesters_with_the_same_identifiers_do_not_collide(
 
 
 def test_each_batch_is_one_commit_and_one_bulk_request(app, db, clean_index, provider, corpus):
-    from collections import Counter
-
-    from invenio_search import current_search_client
-
-    make_harvester(provider.base_url)  # batch size 10
-    requests = Counter()
-    transport = current_search_client.transport
-    original = transport.perform_request
-
-    def counting(method, url, *args, **kwargs):
-        requests[(method, url.split("?")[0].rsplit("/", 1)[-1])] += 1
-        return original(method, url, *args, **kwargs)
-
-    transport.perform_request = counting
-    try:
-        assert run_harvest("test").counts.created == 50
-    finally:
-        transport.perform_request = original
+    make_harvester(provider.base_url, "tens")  # batch size 10: 5 batches
+    make_harvester(provider.base_url, "quarters", batch_size=25)  # 2 batches
+    with counted_search_requests() as requests, counted_transactions() as tens:
+        assert run_harvest("tens").counts.created == 50
     assert requests == Counter({("POST", "_bulk"): 5})
+    with counted_transactions() as quarters:
+        assert run_harvest("quarters").counts.created == 50
+    # Whatever the run itself commits (its start, its end) is the same for both runs.
+    assert len(tens) - len(quarters) == 5 - 2
 
 
 def test_a_run_that_writes_many_records_refreshes_the_tracking_statistics(
