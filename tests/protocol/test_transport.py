@@ -170,16 +170,25 @@ def test_read_timeout_then_success(server, make_client) -> None:
     assert client.request_count == 1
 
 
-def test_connection_refused_after_retries(make_client) -> None:
+def test_connection_refused_after_retries(make_client, caplog) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     client = make_client(f"http://127.0.0.1:{port}/oai", max_retries=2)
-    with pytest.raises(OAITransportError) as caught:
-        client.identify()
+    with caplog.at_level("WARNING", logger="oarepo_oaipmh_harvester.protocol.retry"):
+        with pytest.raises(OAITransportError) as caught:
+            client.identify()
     assert caught.value.status_code is None
     assert f"127.0.0.1:{port}" in str(caught.value)
     assert "connection failed" in str(caught.value)
+    # Nothing answers on the port, so the retries show only in what the client logs.
+    retries = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "oarepo_oaipmh_harvester.protocol.retry"
+        and r.getMessage().startswith("Retrying")
+    ]
+    assert len(retries) == 2 and all("connection failed" in m for m in retries)
 
 
 def test_connection_dropped_mid_body_is_retried(server, client) -> None:
