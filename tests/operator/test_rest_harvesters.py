@@ -32,7 +32,10 @@ def preflight_on(set_config):
 
 # -- search and read -------------------------------------------------------------------------
 def test_search_sorts_pages_and_queries(as_admin, harvesters, provider):
-    as_admin.post(API, json=harvester_data("zenodo", provider.base_url, name="Zenodo community"))
+    res = as_admin.post(
+        API, json=harvester_data("zenodo", provider.base_url, name="Zenodo community")
+    )
+    assert res.status_code == 201, res.json
 
     res = as_admin.get(API)
     assert res.status_code == 200
@@ -193,7 +196,7 @@ def test_update_refuses_bad_input_and_id_change(as_admin, harvesters):
     assert res.status_code == 400 and "Unable to decode JSON" in res.json["message"]
 
 
-def test_update_asks_the_provider_only_when_the_endpoint_changes(
+def test_update_asks_the_provider_only_when_endpoint_prefix_or_sets_change(
     as_admin, harvesters, provider, preflight_on
 ):
     before = len(provider.requests_for("Identify"))
@@ -203,6 +206,14 @@ def test_update_asks_the_provider_only_when_the_endpoint_changes(
     errors = field_errors(as_admin.put(f"{API}/a", json={"setspecs": ["chem"]}))
     assert "no set 'chem'" in errors["setspecs"]
     assert len(provider.requests_for("Identify")) == before + 1
+
+    errors = field_errors(as_admin.put(f"{API}/a", json={"metadata_prefix": "marc21"}))
+    assert "does not offer metadata prefix 'marc21'" in errors["metadata_prefix"]
+    assert len(provider.requests_for("Identify")) == before + 2
+
+    dead = provider.base_url.replace("/oai", "/nothing-here")
+    errors = field_errors(as_admin.put(f"{API}/a", json={"base_url": dead}))
+    assert "did not answer Identify" in errors["base_url"]
 
     res = as_admin.put(f"{API}/a", json={"setspecs": ["chem"]}, query_string={"check": "false"})
     assert res.status_code == 200 and res.json["setspecs"] == ["chem"]
