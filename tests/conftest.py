@@ -46,6 +46,7 @@ def search_server():
         yield [{"host": host, "port": int(port)}]
     finally:
         server.close()
+        server.process.stdout.close()  # close() leaves the server's stdout pipe open
 
 
 @pytest.fixture(scope="module")
