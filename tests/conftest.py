@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import ast
+import logging
 import os
+import warnings
 from datetime import UTC, datetime
 
 import pytest
+from _pytest.config import apply_warning_filters, parse_warning_filter
 from invenio_app.factory import create_api
 
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
@@ -33,6 +36,27 @@ TEST_CONFIG = {
 }
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    """Warnings stay under the suite's filters after a fixture has created an app.
+
+    Run without -W, invenio_base's app factory routes warnings into logging (away from the
+    warnings summary) and puts "default" for DeprecationWarning in front of every filter,
+    which would undo pyproject's filters for the rest of the test.
+    """
+    try:
+        return (yield)
+    finally:
+        logging.captureWarnings(False)
+        config = item.config
+        apply_warning_filters(
+            config.getini("filterwarnings"), config.known_args_namespace.pythonwarnings or []
+        )
+        for mark in item.iter_markers(name="filterwarnings"):
+            for arg in mark.args:
+                warnings.filterwarnings(*parse_warning_filter(arg, escape=False))
+
+
 @pytest.fixture(scope="session")
 def search_server():
     """osmem-server for the whole session, unless SEARCH_HOSTS points at a real cluster."""
@@ -48,6 +72,7 @@ def search_server():
         yield [{"host": host, "port": int(port)}]
     finally:
         server.close()
+        server.process.stdout.close()  # close() leaves the server's stdout pipe open
 
 
 @pytest.fixture(scope="module")

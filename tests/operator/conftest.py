@@ -9,13 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from factories import harvester_data
 from flask import Flask
 from flask_webpackext.manifest import JinjaManifest, JinjaManifestEntry, JinjaManifestLoader
 from invenio_access.models import ActionRoles
 from invenio_access.permissions import system_identity
 from invenio_accounts.testutils import login_user_via_session
 from invenio_app.factory import create_app as create_ui_and_api
-from operator_helpers import harvester_data, mounted_api_app, track
+from operator_helpers import mounted_api_app, track
 from simplekv.memory import DictStore
 
 from oarepo_oaipmh_harvester.proxies import current_harvester_service

@@ -19,18 +19,6 @@ def path_of(url: str) -> str:
     return f"{parts.path}?{parts.query}" if parts.query else parts.path
 
 
-def harvester_data(harvester_id: str, base_url: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "id": harvester_id,
-        "name": f"Harvester {harvester_id.upper()}",
-        "base_url": base_url,
-        "metadata_prefix": "oai_dc",
-        "target": "oai-sample-records",
-        "batch_size": 10,
-        **extra,
-    }
-
-
 def track(harvester_id: str, identifier: str, **extra: Any) -> OAIHarvestedRecord:
     """A tracking row as the writer leaves it (for tests that need no harvest)."""
     row = OAIHarvestedRecord(

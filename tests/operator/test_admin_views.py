@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+from factories import SAMPLE_TARGET, harvester_data, job_type_id
 from lxml import html
 from operator_helpers import path_of, track
 
@@ -77,7 +78,7 @@ def test_harvester_detail_shows_job_last_runs_counts_and_records_link(as_admin, 
     # The harvester's job exists from its creation, active and waiting for a schedule.
     (job_row,) = tree.xpath('//*[@id="oai-harvester-jobs"]/tbody/tr')
     assert job_row.xpath("td")[1].text_content().strip() == "not scheduled"
-    assert "harvest_oaipmh_records_a" in tree.text_content()
+    assert job_type_id("a") in tree.text_content()
     assert "Never run." in tree.text_content()
 
     run = as_admin.post("/api/oai-harvest/harvesters/a/run").json
@@ -142,7 +143,7 @@ def test_run_forms_have_a_widget_for_every_argument(as_admin, harvesters):
     assert every_field_has_a_widget(payload, payload)
     assert payload["identifiers"]["type"] == "string" and payload["identifiers"]["metadata"]["rows"]
     # invenio-jobs' run form and Job edit page draw the job type's arguments schema.
-    args = as_admin.get("/api/tasks/harvest_oaipmh_records_a/args").json
+    args = as_admin.get(f"/api/tasks/{job_type_id('a')}/args").json
     assert args.keys() >= {"since", "full", "identifiers", "reconcile_only"}
     assert every_field_has_a_widget(args, {k: v for k, v in args.items() if k != "job_arg_schema"})
 
@@ -169,20 +170,12 @@ def test_create_and_edit_forms_and_the_calls_they_make(
         "title_l10n": f"manager@example.org (id {users.manager.user.id})",
     } in managers["options"]
     # Targets are a choice of writable records services, not free text.
-    assert fields["target"]["options"] == [
-        {"id": "oai-sample-records", "title_l10n": "oai-sample-records"}
-    ]
+    assert fields["target"]["options"] == [{"id": SAMPLE_TARGET, "title_l10n": SAMPLE_TARGET}]
     assert "&lt;id&gt;" in fields["id"]["description"]  # shown as HTML: <id> escaped
 
     # The form posts to the API; a failing preflight check comes back on its field.
     set_config(OAI_HARVESTER_PREFLIGHT_CHECK=True)
-    body = {
-        "id": "new",
-        "name": "New",
-        "base_url": provider.base_url,
-        "metadata_prefix": "marc21",
-        "target": "oai-sample-records",
-    }
+    body = harvester_data("new", provider.base_url, metadata_prefix="marc21")
     res = as_admin.post(path_of(form["api-endpoint"]), json=body)
     assert res.status_code == 400
     assert res.json["errors"][0]["field"] == "metadata_prefix"

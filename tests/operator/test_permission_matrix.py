@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from factories import harvester_data
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_jobs.models import Run, RunStatusEnum
@@ -79,13 +80,7 @@ def finished_run(harvester_id: str) -> str:
 def test_every_endpoint(role, users, login, tracked, provider):
     runs = {"run_a": finished_run("a"), "run_b": finished_run("b")}
     client = login({"anonymous": None}.get(role, getattr(users, role, None)))
-    new = {
-        "id": "c",
-        "name": "C",
-        "base_url": provider.base_url,
-        "metadata_prefix": "oai_dc",
-        "target": "oai-sample-records",
-    }
+    new = harvester_data("c", provider.base_url)
     column = ROLES.index(role)
     wrong = []
     for method, url, body, expected in MATRIX:

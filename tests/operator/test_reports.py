@@ -81,6 +81,13 @@ def test_only_managers_and_only_chosen_outcomes_are_mailed(harvesters, users, se
     run_now("a")
     assert len(mailbox) == 0
 
+    # The chosen outcome is mailed, to the manager of a alone: the silence above was the
+    # choice, not a report that could not be sent.
+    set_config(OAI_HARVESTER_REPORTS=True)
+    run_now("a")
+    (message,) = mailbox
+    assert message.recipients == ["manager@example.org"]
+
 
 def test_inactive_managers_get_nothing_and_several_get_one_message(
     harvesters, users, app, db, UserFixture, mailbox

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from factories import create_job, harvester_data, job_type_id, jobs_of
 from invenio_db import db
 from invenio_jobs.models import Job, Run, RunStatusEnum
 from invenio_jobs.proxies import current_jobs
-from operator_helpers import harvester_data, path_of
+from operator_helpers import path_of
 
 from oarepo_oaipmh_harvester.models import OAIHarvester
 
@@ -31,7 +32,10 @@ def preflight_on(set_config):
 
 # -- search and read -------------------------------------------------------------------------
 def test_search_sorts_pages_and_queries(as_admin, harvesters, provider):
-    as_admin.post(API, json=harvester_data("zenodo", provider.base_url, name="Zenodo community"))
+    res = as_admin.post(
+        API, json=harvester_data("zenodo", provider.base_url, name="Zenodo community")
+    )
+    assert res.status_code == 201, res.json
 
     res = as_admin.get(API)
     assert res.status_code == 200
@@ -66,7 +70,7 @@ def test_read_shows_configuration_job_last_run_and_links(as_admin, harvesters, p
     assert (data["id"], data["name"], data["base_url"]) == ("a", "Harvester A", provider.base_url)
     assert (data["transformer"], data["batch_size"], data["setspecs"]) == ("oai_dc", 10, [])
     # Its job exists from the start (so admins schedule that one), waiting for a schedule.
-    assert data["job"]["task"] == "harvest_oaipmh_records_a" and data["job"]["active"]
+    assert data["job"]["task"] == job_type_id("a") and data["job"]["active"]
     assert data["job"]["scheduled"] is False and data["jobs"] == [data["job"]]
     assert data["last_run"] is None
     assert data["links"] == {
@@ -91,7 +95,7 @@ def test_create_registers_the_job_type(as_admin, users, provider):
     res = as_admin.post(API, json=harvester_data("new", provider.base_url, setspecs=["phys"]))
     assert res.status_code == 201, res.json
     assert res.json["id"] == "new" and res.json["setspecs"] == ["phys"]
-    assert current_jobs.registry.get("harvest_oaipmh_records_new").harvester_id == "new"
+    assert current_jobs.registry.get(job_type_id("new")).harvester_id == "new"
     assert as_admin.get(f"{API}/new").status_code == 200
 
 
@@ -159,7 +163,7 @@ def test_update_changes_given_fields_and_accepts_what_read_returned(as_admin, ha
         5,
         "oai-sample-records",
     )
-    assert "Renamed" in current_jobs.registry.get("harvest_oaipmh_records_a").title
+    assert "Renamed" in current_jobs.registry.get(job_type_id("a")).title
 
     # What an edit form does: GET, change one field, PUT everything back.
     body = as_admin.get(f"{API}/a").json
@@ -192,7 +196,7 @@ def test_update_refuses_bad_input_and_id_change(as_admin, harvesters):
     assert res.status_code == 400 and "Unable to decode JSON" in res.json["message"]
 
 
-def test_update_asks_the_provider_only_when_the_endpoint_changes(
+def test_update_asks_the_provider_only_when_endpoint_prefix_or_sets_change(
     as_admin, harvesters, provider, preflight_on
 ):
     before = len(provider.requests_for("Identify"))
@@ -203,6 +207,14 @@ def test_update_asks_the_provider_only_when_the_endpoint_changes(
     assert "no set 'chem'" in errors["setspecs"]
     assert len(provider.requests_for("Identify")) == before + 1
 
+    errors = field_errors(as_admin.put(f"{API}/a", json={"metadata_prefix": "marc21"}))
+    assert "does not offer metadata prefix 'marc21'" in errors["metadata_prefix"]
+    assert len(provider.requests_for("Identify")) == before + 2
+
+    dead = provider.base_url.replace("/oai", "/nothing-here")
+    errors = field_errors(as_admin.put(f"{API}/a", json={"base_url": dead}))
+    assert "did not answer Identify" in errors["base_url"]
+
     res = as_admin.put(f"{API}/a", json={"setspecs": ["chem"]}, query_string={"check": "false"})
     assert res.status_code == 200 and res.json["setspecs"] == ["chem"]
 
@@ -210,13 +222,13 @@ def test_update_asks_the_provider_only_when_the_endpoint_changes(
 # -- delete ----------------------------------------------------------------------------------
 def test_delete_removes_harvester_job_type_and_jobs(as_admin, harvesters):
     assert as_admin.post(f"{API}/a/run").status_code == 202
-    assert db.session.query(Job).filter_by(task="harvest_oaipmh_records_a").count() == 1
+    assert len(jobs_of("a")) == 1
 
     res = as_admin.delete(f"{API}/a")
     assert res.status_code == 204
     assert as_admin.get(f"{API}/a").status_code == 404
-    assert db.session.query(Job).filter_by(task="harvest_oaipmh_records_a").count() == 0
-    assert "harvest_oaipmh_records_a" not in current_jobs.registry.get_all()
+    assert jobs_of("a") == []
+    assert job_type_id("a") not in current_jobs.registry.get_all()
     assert as_admin.delete(f"{API}/a").status_code == 404
 
 
@@ -235,7 +247,7 @@ def test_run_now_runs_the_harvesters_job_and_returns_the_run(
     assert run["links"]["self"].endswith(f"/api/oai-harvest/harvesters/a/runs/{run['id']}")
     assert run["links"]["self_html"] == f"https://repo.example.org/administration/runs/{run['id']}"
 
-    job = db.session.query(Job).filter_by(task="harvest_oaipmh_records_a").one()
+    (job,) = jobs_of("a")
     # Schedulable as it is in Administration -> Jobs: active, described, no schedule yet.
     assert job.active is True and job.schedule is None
     assert job.description == f"Harvest {provider.base_url} into oai-sample-records"
@@ -308,29 +320,18 @@ def test_unknown_run_is_404(as_admin, harvesters):
 
 def test_run_now_creates_a_job_for_a_harvester_stored_without_one(as_admin, harvesters):
     # Harvesters stored by earlier versions had no job until their first run.
-    db.session.query(Job).filter_by(task="harvest_oaipmh_records_a").delete()
+    db.session.query(Job).filter_by(task=job_type_id("a")).delete()
     db.session.commit()
     res = as_admin.post(f"{API}/a/run", json={"identifiers": ["oai:unknown:1"]})
     assert res.status_code == 202, res.json
-    job = db.session.query(Job).filter_by(task="harvest_oaipmh_records_a").one()
+    (job,) = jobs_of("a")
     assert job.active and job.description and job.schedule is None
 
 
 def test_a_second_job_of_the_same_task_is_shown_and_a_scheduled_one_comes_first(
     as_admin, harvesters
 ):
-    from invenio_access.permissions import system_identity
-    from invenio_jobs.proxies import current_jobs_service
-
-    current_jobs_service.create(
-        system_identity,
-        {
-            "title": "Nightly",
-            "task": "harvest_oaipmh_records_a",
-            "active": True,
-            "schedule": {"type": "interval", "hours": 6},
-        },
-    )
+    create_job("a", title="Nightly", schedule={"type": "interval", "hours": 6})
     harvester = as_admin.get(f"{API}/a").json
     assert [job["title"] for job in harvester["jobs"]] == [
         "Nightly",

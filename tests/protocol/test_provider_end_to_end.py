@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from email.utils import formatdate
 
 import pytest
+from factories import gaps, record_request_times
 
 from oarepo_oaipmh_harvester.protocol.datestamps import Granularity, format_datestamp
 from oarepo_oaipmh_harvester.protocol.errors import (
@@ -113,15 +114,21 @@ def test_final_token_styles(e2e_provider, e2e_client, final_token: str) -> None:
     assert len(list(e2e_client.list_records("oai_dc"))) == COUNT
 
 
-@pytest.mark.parametrize("retry_after", ["0", None, "http-date"])
-def test_503_with_retry_after(e2e_provider, e2e_client, retry_after) -> None:
+@pytest.mark.parametrize(
+    "retry_after, wait", [("1", 1.0), ("0", 0.0), (None, 0.0), ("http-date", 0.0)]
+)
+def test_503_with_retry_after(e2e_provider, e2e_client, retry_after, wait) -> None:
     if retry_after == "http-date":
         retry_after = formatdate(usegmt=True)  # now: no real wait
+    arrivals = record_request_times(e2e_provider)
     e2e_provider.quirks.fail_requests = 2
     e2e_provider.quirks.retry_after = retry_after
     assert len(list(e2e_client.list_records("oai_dc"))) == COUNT
     assert len(e2e_provider.requests) == PAGES + 2
     assert e2e_client.request_count == PAGES
+    # The client's backoff is about 1 ms (FAST): a wait of a second is the header's.
+    first, second = gaps(arrivals)[:2]
+    assert first >= wait and second >= wait
 
 
 def test_404_fails_at_once(e2e_provider, e2e_client) -> None:

@@ -84,7 +84,7 @@ def test_retry_after_seconds_is_followed(server, make_client) -> None:
     server.answer_in_order(Reply(503, headers={"Retry-After": "1"}), ok("a"))
     assert [r.identifier for r in client.list_records("oai_dc")] == ["a"]
     assert len(server.hits) == 2
-    assert 0.95 <= gap(server) < 2.5
+    assert 1.0 <= gap(server) < 2.5
 
 
 def test_retry_after_zero_wins_over_a_long_backoff(server, make_client) -> None:
@@ -93,7 +93,7 @@ def test_retry_after_zero_wins_over_a_long_backoff(server, make_client) -> None:
     server.answer_in_order(Reply(429, headers={"Retry-After": "0"}), ok("a"))
     assert len(list(client.list_records("oai_dc"))) == 1
     assert len(server.hits) == 2
-    assert gap(server) < 1.0
+    assert gap(server) < 2.0  # far from the 4 s of the backoff, with room for a busy machine
 
 
 def test_retry_after_seconds_is_capped_by_max_retry_wait(server, make_client) -> None:
@@ -127,7 +127,7 @@ def test_garbage_retry_after_falls_back_to_backoff(server, make_client) -> None:
     server.answer_in_order(Reply(503, headers={"Retry-After": "soon-ish"}), ok("a"))
     assert len(list(client.list_records("oai_dc"))) == 1
     assert len(server.hits) == 2
-    assert 0.09 <= gap(server) < 1.0
+    assert 0.09 <= gap(server) < 2.0  # not the 5 s budget either
 
 
 def test_total_retry_wait_is_bounded(server, make_client) -> None:
@@ -170,16 +170,25 @@ def test_read_timeout_then_success(server, make_client) -> None:
     assert client.request_count == 1
 
 
-def test_connection_refused_after_retries(make_client) -> None:
+def test_connection_refused_after_retries(make_client, caplog) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     client = make_client(f"http://127.0.0.1:{port}/oai", max_retries=2)
-    with pytest.raises(OAITransportError) as caught:
-        client.identify()
+    with caplog.at_level("WARNING", logger="oarepo_oaipmh_harvester.protocol.retry"):
+        with pytest.raises(OAITransportError) as caught:
+            client.identify()
     assert caught.value.status_code is None
     assert f"127.0.0.1:{port}" in str(caught.value)
     assert "connection failed" in str(caught.value)
+    # Nothing answers on the port, so the retries show only in what the client logs.
+    retries = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "oarepo_oaipmh_harvester.protocol.retry"
+        and r.getMessage().startswith("Retrying")
+    ]
+    assert len(retries) == 2 and all("connection failed" in m for m in retries)
 
 
 def test_connection_dropped_mid_body_is_retried(server, client) -> None:

@@ -2,29 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from collections import Counter
+from collections.abc import Iterator
 
+import sqlalchemy as sa
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_search.proxies import current_search
 
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
-from oarepo_oaipmh_harvester.proxies import current_harvester_service
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
 from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecord
-
-
-def make_harvester(base_url: str, harvester_id: str = "test", **extra: Any):
-    data = {
-        "id": harvester_id,
-        "name": f"Harvester {harvester_id}",
-        "base_url": base_url,
-        "metadata_prefix": "oai_dc",
-        "target": "oai-sample-records",
-        "batch_size": 10,
-        **extra,
-    }
-    return current_harvester_service.create(system_identity, data)
 
 
 def tracking(harvester_id: str = "test") -> dict[str, OAIHarvestedRecord]:
@@ -50,6 +39,13 @@ def live_local_count() -> int:
     return db.session.query(model).filter(model.json.is_not(None)).count()
 
 
+def record_versions() -> dict:
+    """Id -> version of every record in the target table (a rewrite bumps the version)."""
+    model = SampleRecord.model_cls
+    db.session.expire_all()
+    return dict(db.session.execute(db.select(model.id, model.version_id)).all())
+
+
 def indexed_total(service) -> int:
     current_search.flush_and_refresh("oaisamplerecords")
     return service.search(system_identity, size=1).total
@@ -60,3 +56,45 @@ def expected_titles(corpus: Corpus) -> dict[str, list[str]]:
         identifier: corpus.get(identifier).metadata["title"]
         for identifier in corpus.live_identifiers()
     }
+
+
+@contextlib.contextmanager
+def counted_search_requests() -> Iterator[Counter[tuple[str, str]]]:
+    """(method, last path segment) of each request to the search cluster while the block runs."""
+    from invenio_search import current_search_client
+
+    requests: Counter[tuple[str, str]] = Counter()
+    transport = current_search_client.transport
+    original = transport.perform_request
+
+    def counting(method, url, *args, **kwargs):
+        requests[(method, url.split("?")[0].rsplit("/", 1)[-1])] += 1
+        return original(method, url, *args, **kwargs)
+
+    transport.perform_request = counting
+    try:
+        yield requests
+    finally:
+        transport.perform_request = original
+
+
+@contextlib.contextmanager
+def counted_transactions() -> Iterator[list[None]]:
+    """One entry per outermost session transaction that ends while the block runs.
+
+    Under pytest-invenio every such transaction is a savepoint of the test's own, and
+    SQLAlchemy reports nested ones (pidstore's, the bulk write's) as commits too: the
+    outermost ones are what a real database would see as its transactions.
+    """
+    ended: list[None] = []
+    session = db.session()
+
+    def end(session, transaction):
+        if transaction.parent is None:
+            ended.append(None)
+
+    sa.event.listen(session, "after_transaction_end", end)
+    try:
+        yield ended
+    finally:
+        sa.event.remove(session, "after_transaction_end", end)

@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 import sqlalchemy as sa
+from factories import make_harvester
 from invenio_db import db
 from invenio_records_permissions.generators import Disable
 from invenio_records_resources.services.records.components import ServiceComponent
@@ -15,7 +16,13 @@ from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecordMetadata
 from oarepo_oaipmh_harvester.testing.sample_records.service import SamplePermissionPolicy
 
-from .helpers import expected_titles, indexed_total, local_titles, make_harvester, tracking
+from .helpers import (
+    counted_search_requests,
+    expected_titles,
+    indexed_total,
+    local_titles,
+    tracking,
+)
 
 
 @contextlib.contextmanager
@@ -63,9 +70,10 @@ def test_each_batch_is_one_bulk_write_in_one_savepoint(
 ):
     make_harvester(provider.base_url, "bulk")  # batch size 10: 5 batches
     make_harvester(provider.base_url, "single")
-    with counted_savepoints() as bulk:
+    with counted_savepoints() as bulk, counted_search_requests() as indexing:
         summary = run_harvest("bulk")
     assert summary.counts.created == 50 and summary.succeeded
+    assert indexing == Counter({("POST", "_bulk"): 5})  # one bulk index request per batch
     with service_config(sample_service, permission_policy_cls=NoBulk):
         with counted_savepoints() as one_by_one:
             assert run_harvest("single").counts.created == 50

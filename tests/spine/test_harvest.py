@@ -1,9 +1,10 @@
 """End-to-end harvests from a real provider on 127.0.0.1 into the sample record service."""
 
-import time
+from collections import Counter
 from datetime import UTC, datetime
 
 import pytest
+from factories import gaps, holds_for, make_harvester, record_request_times, wait_until
 
 from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
@@ -11,11 +12,13 @@ from oarepo_oaipmh_harvester.models import OAIHarvester
 from oarepo_oaipmh_harvester.protocol.errors import OAITransportError
 
 from .helpers import (
+    counted_search_requests,
+    counted_transactions,
     expected_titles,
     indexed_total,
     live_local_count,
     local_titles,
-    make_harvester,
+    record_versions,
     tracking,
 )
 
@@ -46,6 +49,7 @@ def test_rerun_without_changes_touches_nothing(
     make_harvester(provider.base_url)
     run_harvest("test")
     pids = {k: row.local_pid for k, row in tracking().items()}
+    versions = record_versions()
     corpus.advance_clock(hours=1)
 
     summary = run_harvest(
@@ -54,6 +58,7 @@ def test_rerun_without_changes_touches_nothing(
 
     assert (summary.counts.unchanged, summary.counts.created, summary.counts.updated) == (50, 0, 0)
     assert {k: row.local_pid for k, row in tracking().items()} == pids
+    assert record_versions() == versions  # not one local record rewritten
 
 
 def test_edits_deletions_and_recreations_arrive_exactly(
@@ -181,10 +186,15 @@ def test_expired_token_restarts_the_window(app, db, clean_index, provider, corpu
 
 def test_503_with_retry_after_is_honoured(app, db, clean_index, provider, corpus, sample_service):
     make_harvester(provider.base_url)
+    arrivals = record_request_times(provider)
     provider.quirks.fail_requests = 2
-    provider.quirks.retry_after = "1"
+    # The harvester's own backoff waits 0.5-1 s before its first retry: only a wait that
+    # follows the header reaches 2 s.
+    provider.quirks.retry_after = "2"
     summary = run_harvest("test")
     assert summary.succeeded and summary.counts.created == 50
+    first, second = gaps(arrivals)[:2]  # 503 -> 503 -> the retry that got an answer
+    assert first >= 2.0 and second >= 2.0
 
 
 def test_crash_mid_run_then_rerun_loses_and_duplicates_nothing(
@@ -250,25 +260,15 @@ def test_two_harvesters_with_the_same_identifiers_do_not_collide(
 
 
 def test_each_batch_is_one_commit_and_one_bulk_request(app, db, clean_index, provider, corpus):
-    from collections import Counter
-
-    from invenio_search import current_search_client
-
-    make_harvester(provider.base_url)  # batch size 10
-    requests = Counter()
-    transport = current_search_client.transport
-    original = transport.perform_request
-
-    def counting(method, url, *args, **kwargs):
-        requests[(method, url.split("?")[0].rsplit("/", 1)[-1])] += 1
-        return original(method, url, *args, **kwargs)
-
-    transport.perform_request = counting
-    try:
-        assert run_harvest("test").counts.created == 50
-    finally:
-        transport.perform_request = original
+    make_harvester(provider.base_url, "tens")  # batch size 10: 5 batches
+    make_harvester(provider.base_url, "quarters", batch_size=25)  # 2 batches
+    with counted_search_requests() as requests, counted_transactions() as tens:
+        assert run_harvest("tens").counts.created == 50
     assert requests == Counter({("POST", "_bulk"): 5})
+    with counted_transactions() as quarters:
+        assert run_harvest("quarters").counts.created == 50
+    # Whatever the run itself commits (its start, its end) is the same for both runs.
+    assert len(tens) - len(quarters) == 5 - 2
 
 
 def test_a_run_that_writes_many_records_refreshes_the_tracking_statistics(
@@ -293,10 +293,9 @@ def test_a_run_that_writes_many_records_refreshes_the_tracking_statistics(
     before = analyze_count()
     run_harvest("test")
     # after 10, 20 and 40 written records: doubling, so a few times per run at any size
-    deadline = time.time() + 5
-    while analyze_count() - before < 3 and time.time() < deadline:
-        time.sleep(0.2)  # the statistics collector reports with a short delay
+    wait_until(  # the statistics reach pg_stat_user_tables with a short delay
+        lambda: analyze_count() - before >= 3, interval=0.2, message="3 ANALYZE runs counted"
+    )
     assert analyze_count() - before == 3
     run_harvest("test")  # nothing written: nothing to refresh
-    time.sleep(1)
-    assert analyze_count() - before == 3
+    holds_for(lambda: analyze_count() - before == 3, 1.0, interval=0.2, message="no 4th ANALYZE")

@@ -1,6 +1,7 @@
 """Harvesters in the database: validation, defaults, job type registration."""
 
 import pytest
+from factories import OMIT, harvester_data, job_type_id
 from invenio_access.permissions import system_identity
 from invenio_jobs.proxies import current_jobs
 
@@ -12,14 +13,14 @@ from oarepo_oaipmh_harvester.services import (
     HarvesterValidationError,
 )
 
-VALID = {
-    "id": "zenodo",
-    "name": "Zenodo",
-    "base_url": "https://zenodo.org/oai2d",
-    "metadata_prefix": "oai_dc",
-    "setspecs": ["user-cern", "user-cern"],
-    "target": "oai-sample-records",
-}
+# No batch size: the default is part of what is tested.
+VALID = harvester_data(
+    "zenodo",
+    "https://zenodo.org/oai2d",
+    name="Zenodo",
+    setspecs=["user-cern", "user-cern"],
+    batch_size=OMIT,
+)
 
 
 def test_create_applies_defaults_and_registers_job_type(app, db):
@@ -27,9 +28,9 @@ def test_create_applies_defaults_and_registers_job_type(app, db):
     assert harvester.data["transformer"] == "oai_dc"
     assert harvester.data["batch_size"] == app.config["OAI_HARVESTER_DEFAULT_BATCH_SIZE"]
     assert harvester.data["setspecs"] == ["user-cern"]  # duplicates dropped
-    job_type = current_jobs.registry.get("harvest_oaipmh_records_zenodo")
+    job_type = current_jobs.registry.get(job_type_id("zenodo"))
     assert job_type.harvester_id == "zenodo"
-    assert "harvest_oaipmh_records_zenodo" in current_jobs.registry.get_all()
+    assert job_type_id("zenodo") in current_jobs.registry.get_all()
 
 
 @pytest.mark.parametrize(
@@ -76,7 +77,7 @@ def test_update_validates_and_keeps_unspecified_fields(app, db):
         50,
         VALID["base_url"],
     )
-    assert "Zenodo (CERN)" in current_jobs.registry.get("harvest_oaipmh_records_zenodo").title
+    assert "Zenodo (CERN)" in current_jobs.registry.get(job_type_id("zenodo")).title
     with pytest.raises(HarvesterValidationError):
         current_harvester_service.update(system_identity, "zenodo", {"target": "nope"})
     db.session.rollback()
@@ -90,8 +91,8 @@ def test_update_validates_and_keeps_unspecified_fields(app, db):
 def test_delete_unregisters_job_type(app, db):
     current_harvester_service.create(system_identity, VALID)
     current_harvester_service.delete(system_identity, "zenodo")
-    assert "harvest_oaipmh_records_zenodo" not in current_jobs.registry.get_all()
+    assert job_type_id("zenodo") not in current_jobs.registry.get_all()
     with pytest.raises(KeyError):
-        current_jobs.registry.get("harvest_oaipmh_records_zenodo")
+        current_jobs.registry.get(job_type_id("zenodo"))
     with pytest.raises(HarvesterNotFound):
         current_harvester_service.delete(system_identity, "zenodo")

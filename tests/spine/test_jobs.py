@@ -2,34 +2,14 @@
 
 from datetime import UTC, datetime
 
+from factories import create_job, make_harvester, start_run
 from invenio_access.permissions import system_identity
-from invenio_db import db
 from invenio_jobs.models import Job, Run, RunStatusEnum
-from invenio_jobs.proxies import current_jobs_service, current_runs_service
 from invenio_jobs.services.scheduler import RunScheduler
 
 from oarepo_oaipmh_harvester.models import OAIHarvester
 
-from .helpers import expected_titles, live_local_count, local_titles, make_harvester
-
-
-def create_job(harvester_id="test", **extra):
-    data = {
-        "title": f"Harvest {harvester_id}",
-        "task": f"harvest_oaipmh_records_{harvester_id}",
-        "active": True,
-    }
-    item = current_jobs_service.create(system_identity, {**data, **extra})
-    return item.id
-
-
-def start_run(job_id, args=None):
-    data = {"title": "run now"}
-    if args is not None:
-        data["args"] = {"job_arg_schema": "OAIHarvestArgsSchema", **args}
-    item = current_runs_service.create(system_identity, job_id, data)
-    db.session.expire_all()
-    return db.session.get(Run, item.id)
+from .helpers import expected_titles, live_local_count, local_titles, record_versions
 
 
 def test_run_now_twice_incremental_since_and_window(
@@ -119,6 +99,7 @@ def test_failed_run_is_failed_and_moves_nothing(
     assert run.status == RunStatusEnum.FAILED
     assert "403" in run.message
     assert db.session.get(OAIHarvester, "test").watermark is None
+    assert live_local_count() == 0
 
 
 def test_scheduler_runs_the_harvest(app, db, clean_index, provider, corpus, sample_service):
@@ -152,29 +133,17 @@ def test_deleting_a_harvester_removes_its_jobs(app, db, provider):
 def test_full_reharvest_with_nothing_changed_counts_every_record_and_writes_none(
     app, db, clean_index, provider, corpus, sample_service
 ):
-    from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecordMetadata
-
     make_harvester(provider.base_url)
     job_id = create_job()
     assert start_run(job_id).status == RunStatusEnum.SUCCESS
-    versions = dict(
-        db.session.execute(
-            db.select(SampleRecordMetadata.id, SampleRecordMetadata.version_id)
-        ).all()
-    )
+    versions = record_versions()
 
     run = start_run(job_id, {"full": True})
 
     assert run.status == RunStatusEnum.SUCCESS, run.message
     # Counters are saved although no batch had a transaction of its own to carry them.
     assert (run.total_entries, run.inserted_entries, run.updated_entries) == (50, 0, 0)
-    db.session.expire_all()
-    after = dict(
-        db.session.execute(
-            db.select(SampleRecordMetadata.id, SampleRecordMetadata.version_id)
-        ).all()
-    )
-    assert after == versions
+    assert record_versions() == versions
 
 
 def test_counters_of_a_run_include_a_reconciliation_of_several_batches(

@@ -1,9 +1,9 @@
 """Read-ahead: same items in order, failures surface where they happened, bounded, stoppable."""
 
 import threading
-import time
 
 import pytest
+from factories import holds_for, wait_until
 
 from oarepo_oaipmh_harvester.harvest.prefetch import prefetch
 
@@ -33,13 +33,16 @@ def test_read_ahead_is_bounded_and_producer_stops_with_consumer():
             produced.append(number)
             yield number
 
+    def producer_threads():
+        return [t for t in threading.enumerate() if t.name == "oai-harvest-prefetch"]
+
+    bound = 5 + 2  # queue depth, the item in hand, the one being put
     stream = prefetch(items(), depth=5)
     assert next(stream) == 0
-    time.sleep(0.2)
-    assert len(produced) <= 5 + 2  # queue depth, the item in hand, the one being put
+    # Once the producer has run as far ahead as it may, it must stay there.
+    wait_until(lambda: len(produced) >= bound, message="the producer to fill the queue")
+    holds_for(lambda: len(produced) <= bound, 0.3, message=f"at most {bound} items produced")
     stream.close()  # consumer gives up (e.g. a database error while writing)
-    time.sleep(0.3)
+    wait_until(lambda: not producer_threads(), timeout=5, message="the producer thread to end")
     count = len(produced)
-    time.sleep(0.2)
-    assert len(produced) == count
-    assert not [t for t in threading.enumerate() if t.name == "oai-harvest-prefetch"]
+    holds_for(lambda: len(produced) == count, 0.2, message="nothing produced after the end")

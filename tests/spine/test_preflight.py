@@ -6,8 +6,12 @@ from oarepo_oaipmh_harvester.harvest.preflight import PreflightError, check_prov
 
 
 def test_good_configuration_passes(app, provider):
-    check_provider(provider.base_url, "oai_dc", ["phys", "phys:astro"])
-    check_provider(provider.base_url, "oai_dc", [])
+    # Passing means raising nothing after really asking: the sets only when some are named.
+    assert check_provider(provider.base_url, "oai_dc", ["phys", "phys:astro"]) is None
+    assert [r["verb"] for r in provider.requests] == ["Identify", "ListMetadataFormats", "ListSets"]
+    provider.requests.clear()
+    assert check_provider(provider.base_url, "oai_dc", []) is None
+    assert [r["verb"] for r in provider.requests] == ["Identify", "ListMetadataFormats"]
 
 
 def test_unknown_prefix_names_what_is_offered(app, provider):

@@ -1,12 +1,13 @@
 """Providers that keep no tombstones: full harvests reconcile, guarded by a safety limit."""
 
 import pytest
+from factories import make_harvester
 
 from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
 from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
 
-from .helpers import expected_titles, live_local_count, local_titles, make_harvester, tracking
+from .helpers import expected_titles, live_local_count, local_titles, tracking
 
 
 @pytest.fixture(params=["no", "transient"])

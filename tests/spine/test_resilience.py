@@ -3,6 +3,7 @@
 from datetime import UTC, datetime
 
 import pytest
+from factories import gaps, make_harvester, record_request_times
 
 from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
@@ -14,7 +15,7 @@ from oarepo_oaipmh_harvester.protocol.errors import (
     TokenLoopError,
 )
 
-from .helpers import expected_titles, local_titles, make_harvester, tracking
+from .helpers import expected_titles, local_titles, tracking
 
 
 def watermark():
@@ -156,10 +157,13 @@ def test_polite_delay_per_harvester(app, db, provider, corpus):
 
     make_harvester(provider.base_url, request_delay=0.3)
     provider.quirks.final_token = "absent"
+    arrivals = record_request_times(provider)
     started = time.monotonic()
     run_harvest("test")
     requests = len(provider.requests)  # Identify + 8 pages
     assert time.monotonic() - started >= 0.3 * (requests - 1) * 0.9
+    # Each pause, not only their sum: a request starts 0.3 s after the previous one ended.
+    assert len(arrivals) == requests and min(gaps(arrivals)) >= 0.3
     from invenio_access.permissions import system_identity
 
     from oarepo_oaipmh_harvester.proxies import current_harvester_service

@@ -5,16 +5,17 @@ transaction), as two web workers or a web worker and a Celery worker would.
 """
 
 import pytest
+from factories import OMIT, create_job, job_type_id, make_harvester, start_run
 from invenio_access.permissions import system_identity
 from invenio_app.factory import create_api
 from invenio_db import db
-from invenio_jobs.models import Run, RunStatusEnum
-from invenio_jobs.proxies import current_jobs, current_jobs_service, current_runs_service
+from invenio_jobs.models import RunStatusEnum
+from invenio_jobs.proxies import current_jobs
 
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
 from oarepo_oaipmh_harvester.proxies import current_harvester_service
 
-JOB_TYPE = "harvest_oaipmh_records_shared"
+JOB_TYPE = job_type_id("shared")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -35,25 +36,12 @@ def test_harvester_created_in_one_app_runs_in_the_other(app, other_app, search, 
     with other_app.app_context():
         assert JOB_TYPE not in current_jobs.registry.get_all()
 
-    current_harvester_service.create(
-        system_identity,
-        {
-            "id": "shared",
-            "name": "Shared",
-            "base_url": provider.base_url,
-            "metadata_prefix": "oai_dc",
-            "target": "oai-sample-records",
-        },
-    )
+    make_harvester(provider.base_url, "shared", name="Shared", batch_size=OMIT)
     try:
         with other_app.app_context():
             assert current_jobs.registry.get(JOB_TYPE).harvester_id == "shared"
             assert JOB_TYPE in current_jobs.registry.get_all()
-            job = current_jobs_service.create(
-                system_identity, {"title": "shared", "task": JOB_TYPE, "active": True}
-            )
-            run = current_runs_service.create(system_identity, job.id, {"title": "now"})
-            status = db.session.get(Run, run.id).status
+            status = start_run(create_job("shared", title="shared")).status
             db.session.remove()
         assert status == RunStatusEnum.SUCCESS
         db.session.expire_all()
@@ -70,19 +58,10 @@ def test_harvester_created_in_one_app_runs_in_the_other(app, other_app, search, 
 
 
 def test_stored_harvesters_are_registered_at_boot(app, app_config, search, provider):
-    current_harvester_service.create(
-        system_identity,
-        {
-            "id": "booted",
-            "name": "Booted",
-            "base_url": provider.base_url,
-            "metadata_prefix": "oai_dc",
-            "target": "oai-sample-records",
-        },
-    )
+    make_harvester(provider.base_url, "booted", name="Booted", batch_size=OMIT)
     try:
         fresh = create_api(**app_config)
         registered = fresh.extensions["invenio-jobs"].registry._jobs
-        assert "harvest_oaipmh_records_booted" in registered
+        assert job_type_id("booted") in registered
     finally:
         current_harvester_service.delete(system_identity, "booted")

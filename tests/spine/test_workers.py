@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 
 import pytest
+from factories import create_job, jobs_of, make_harvester, start_run, wait_until
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_jobs.models import Job, Run, RunStatusEnum
-from invenio_jobs.proxies import current_jobs_service, current_runs_service
 
 from oarepo_oaipmh_harvester.harvest.fanout import worker_name
 from oarepo_oaipmh_harvester.models import OAIHarvester
@@ -32,6 +31,7 @@ pytestmark = pytest.mark.worker
 
 BROKER = os.environ.get("OAI_HARVESTER_TEST_BROKER", "redis://127.0.0.1:6379/7")
 QUEUE = f"oai-harvest-test-{os.getpid()}"  # parallel suites must not take each other's batches
+FINISHED = (RunStatusEnum.SUCCESS, RunStatusEnum.FAILED, RunStatusEnum.PARTIAL_SUCCESS)
 
 
 @pytest.fixture(scope="module")
@@ -130,20 +130,10 @@ def start_workers(app, database):
 def committed_harvester(app, database, search, provider):
     from invenio_search.proxies import current_search
 
-    harvester = current_harvester_service.create(
-        system_identity,
-        {
-            "id": "fan",
-            "name": "Fan-out",
-            "base_url": provider.base_url,
-            "metadata_prefix": "oai_dc",
-            "target": "oai-sample-records",
-            "batch_size": 5,
-        },
-    )
+    harvester = make_harvester(provider.base_url, "fan", name="Fan-out", batch_size=5)
     yield harvester
     db.session.rollback()
-    jobs = db.session.scalars(db.select(Job).where(Job.task == "harvest_oaipmh_records_fan")).all()
+    jobs = jobs_of("fan")
     current_harvester_service.delete(system_identity, "fan")
     assert all(db.session.get(Job, j.id) is None for j in jobs)
     model = SampleRecordMetadata
@@ -176,10 +166,8 @@ def test_two_workers_write_the_batches_of_one_run(
     app, committed_harvester, start_workers, corpus, sample_service
 ):
     start_workers(2)
-    job = current_jobs_service.create(
-        system_identity, {"title": "fan", "task": "harvest_oaipmh_records_fan", "active": True}
-    )
-    run = _run_parent_in_this_process(job.id)
+    job_id = create_job("fan", title="fan")
+    run = _run_parent_in_this_process(job_id)
 
     assert run.status == RunStatusEnum.SUCCESS, run.message
     assert (run.total_entries, run.inserted_entries, run.errored_entries) == (50, 50, 0)
@@ -196,25 +184,21 @@ def test_two_workers_write_the_batches_of_one_run(
     ids = sorted(corpus.live_identifiers())
     corpus.update(ids[0], metadata={"title": ["Edited"]})
     corpus.delete(ids[1])
-    again = current_runs_service.create(system_identity, job.id, {"title": "second"})
-    deadline = time.time() + 90
-    while time.time() < deadline:
+    again = start_run(job_id)  # queued for the workers this time, parent run included
+
+    def second_run_finished() -> Run | None:
         db.session.expire_all()
-        second = db.session.get(Run, again.id)
-        if second.status in (
-            RunStatusEnum.SUCCESS,
-            RunStatusEnum.FAILED,
-            RunStatusEnum.PARTIAL_SUCCESS,
-        ):
-            break
-        time.sleep(0.5)
+        run = db.session.get(Run, again.id)
+        return run if run.status in FINISHED else None
+
+    second = wait_until(second_run_finished, timeout=90, interval=0.5)
     assert second.status == RunStatusEnum.SUCCESS, second.message
     assert local_titles(sample_service, "fan") == expected_titles(corpus)
     assert live_local_count() == 49
 
     # Third run, full, nothing changed: the run recognises every record itself and queues
     # no batch at all.
-    third = _run_parent_in_this_process(job.id, {"full": True})
+    third = _run_parent_in_this_process(job_id, {"full": True})
     assert third.status == RunStatusEnum.SUCCESS, third.message
     assert (third.total_entries, third.inserted_entries, third.updated_entries) == (50, 0, 0)
     subtasks = db.session.scalars(db.select(Run).where(Run.parent_run_id == third.id)).all()
