@@ -148,3 +148,43 @@ def database(appctx):
     yield db_
     db_.session.remove()
     db_.drop_all()
+
+
+LOCK_HOLDER = """
+import sys
+from sqlalchemy import create_engine
+from oarepo_oaipmh_harvester.harvest.lock import exclusive_run
+with exclusive_run(sys.argv[2], create_engine(sys.argv[1])):
+    print("locked", flush=True)
+    sys.stdin.read()  # hold the lock until the test closes our stdin (or kills us)
+"""
+
+
+@pytest.fixture()
+def lock_holder(db_uri):
+    """Start processes that hold a harvester's run lock, as another worker's run does."""
+    import subprocess
+    import sys
+
+    if not db_uri.startswith("postgresql"):
+        pytest.skip("The run lock is a PostgreSQL advisory lock; SQLite has one writer anyway.")
+    started: list[subprocess.Popen] = []
+
+    def hold(harvester_id: str = "test") -> subprocess.Popen:
+        process = subprocess.Popen(
+            [sys.executable, "-c", LOCK_HOLDER, db_uri, harvester_id],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        started.append(process)
+        assert process.stdout.readline().strip() == "locked"
+        return process
+
+    yield hold
+    for process in started:
+        process.kill()
+        process.wait()
+        process.stdout.close()
+        if not process.stdin.closed:
+            process.stdin.close()

@@ -9,8 +9,6 @@ would. A Run row left RUNNING by a killed worker holds no lock and does not bloc
 from __future__ import annotations
 
 import subprocess
-import sys
-from collections.abc import Callable, Iterator
 
 import pytest
 from invenio_db import db
@@ -21,39 +19,6 @@ from oarepo_oaipmh_harvester.harvest.lock import holder_of
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord, OAIHarvester
 
 API = "/api/oai-harvest/harvesters"
-
-HOLDER = """
-import sys
-from sqlalchemy import create_engine
-from oarepo_oaipmh_harvester.harvest.lock import exclusive_run
-with exclusive_run(sys.argv[2], create_engine(sys.argv[1])):
-    print("locked", flush=True)
-    sys.stdin.read()  # hold the lock until the test closes our stdin (or kills us)
-"""
-
-
-@pytest.fixture()
-def lock_holder(db_uri) -> Iterator[Callable[[str], subprocess.Popen]]:
-    """Start a process that holds a harvester's run lock, as a worker's run does."""
-    if not db_uri.startswith("postgresql"):
-        pytest.skip("The run lock is a PostgreSQL advisory lock; SQLite has one writer anyway.")
-    started: list[subprocess.Popen] = []
-
-    def hold(harvester_id: str) -> subprocess.Popen:
-        process = subprocess.Popen(
-            [sys.executable, "-c", HOLDER, db_uri, harvester_id],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        started.append(process)
-        assert process.stdout.readline().strip() == "locked"
-        return process
-
-    yield hold
-    for process in started:
-        process.kill()
-        process.wait()
 
 
 @pytest.fixture()

@@ -2,12 +2,13 @@
 
 from datetime import UTC, datetime, timedelta
 
+from factories import make_harvester
 from invenio_db import db as db_
 
 from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.models import OAIHarvester
 
-from .helpers import expected_titles, local_titles, make_harvester
+from .helpers import expected_titles, local_titles
 
 
 def _watermark():

@@ -3,6 +3,7 @@
 import uuid
 
 import pytest
+from factories import make_harvester
 
 from oarepo_oaipmh_harvester import config as defaults
 from oarepo_oaipmh_harvester.harvest.changes import is_unchanged, latest_of_each, needing_write
@@ -149,8 +150,6 @@ def test_a_local_provider_is_refused_unless_the_site_allows_private_networks(app
     from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
     from oarepo_oaipmh_harvester.protocol.errors import ForbiddenAddress
 
-    from .helpers import make_harvester
-
     make_harvester(provider.base_url)
     app.config["OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS"] = False
     try:
@@ -168,8 +167,6 @@ def test_a_run_past_its_time_limit_fails_naming_it_and_keeps_the_watermark(
     from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
     from oarepo_oaipmh_harvester.harvest.run import RunTooLong
     from oarepo_oaipmh_harvester.models import OAIHarvester
-
-    from .helpers import make_harvester
 
     make_harvester(provider.base_url)
     provider.quirks.delay_seconds = 0.3  # a slow provider: each page takes 0.3 s

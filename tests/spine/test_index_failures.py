@@ -1,6 +1,7 @@
 """A search server that is down while batches are written: counted, remembered, repaired."""
 
 import pytest
+from factories import make_harvester
 from invenio_access.permissions import system_identity
 from invenio_db import db as db_
 from invenio_jobs.models import RunStatusEnum
@@ -9,7 +10,7 @@ from invenio_search.proxies import current_search
 from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
 
-from .helpers import indexed_total, make_harvester, tracking
+from .helpers import indexed_total, tracking
 from .search_proxy import SearchProxy
 
 

@@ -1,7 +1,5 @@
 """One run per harvester: a second process's run fails at once (or waits), never writes alongside."""
 
-import subprocess
-import sys
 import threading
 import time
 
@@ -13,34 +11,11 @@ from invenio_jobs.models import RunStatusEnum
 from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.lock import HarvesterBusy
 
-HOLDER = """
-import sys
-from sqlalchemy import create_engine
-from oarepo_oaipmh_harvester.harvest.lock import exclusive_run
-with exclusive_run(sys.argv[2], create_engine(sys.argv[1])):
-    print("locked", flush=True)
-    sys.stdin.read()  # hold the lock until the test closes our stdin (or kills us)
-"""
-
 
 @pytest.fixture()
-def other_process(app, db_uri):
+def other_process(app, lock_holder):
     """Another process holding the harvester's lock, as a second worker's run would."""
-    if not db_uri.startswith("postgresql"):
-        pytest.skip("The run lock is a PostgreSQL advisory lock; SQLite has one writer anyway.")
-    process = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, db_uri, "test"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout.readline().strip() == "locked"
-    yield process
-    process.kill()
-    process.wait()
-    process.stdout.close()
-    if not process.stdin.closed:
-        process.stdin.close()
+    return lock_holder("test")
 
 
 def advisory_locks_held(db) -> int:

@@ -1,12 +1,11 @@
 """A run that loses its lock stops; a run whose process died is closed, not left RUNNING."""
 
-import subprocess
-import sys
 import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
 import sqlalchemy as sa
+from factories import make_harvester
 from invenio_access.permissions import system_identity
 from invenio_db import db as db_
 from invenio_jobs.models import Run, RunStatusEnum
@@ -17,16 +16,7 @@ from oarepo_oaipmh_harvester.models import OAIHarvester
 from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
 from oarepo_oaipmh_harvester.services.errors import HarvestRunInProgress
 
-from .helpers import make_harvester, tracking
-
-HOLDER = """
-import sys
-from sqlalchemy import create_engine
-from oarepo_oaipmh_harvester.harvest.lock import exclusive_run
-with exclusive_run(sys.argv[2], create_engine(sys.argv[1])):
-    print("locked", flush=True)
-    sys.stdin.read()
-"""
+from .helpers import tracking
 
 
 @pytest.fixture()
@@ -75,17 +65,11 @@ def test_a_run_whose_lock_connection_is_terminated_stops_before_the_next_batch(
 
 
 @pytest.fixture()
-def killed_run(app, db, provider, postgresql):
+def killed_run(app, db, provider, lock_holder):
     """A run left RUNNING by a worker process that still holds the harvester's lock."""
     make_harvester(provider.base_url)
     job = current_harvest_runs_service.ensure_job(system_identity, "test")
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, postgresql, "test"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert holder.stdout.readline().strip() == "locked"
+    holder = lock_holder("test")
     started = datetime.now(UTC) - timedelta(minutes=10)
     run = Run(
         id=uuid.uuid4(),
@@ -101,9 +85,7 @@ def killed_run(app, db, provider, postgresql):
     db_.session.commit()
     db_.session.execute(sa.update(Run).where(Run.id == run.id).values(created=started))
     db_.session.commit()
-    yield holder, run.id
-    holder.kill()
-    holder.wait()
+    return holder, run.id
 
 
 def test_run_now_refuses_while_the_runs_process_lives(killed_run):

@@ -3,6 +3,7 @@
 from datetime import UTC, datetime
 
 import pytest
+from factories import make_harvester
 from invenio_access.permissions import system_identity
 from invenio_db import db as db_
 from invenio_jobs.models import Run, RunStatusEnum
@@ -13,7 +14,7 @@ from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service, curren
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
 from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
 
-from .helpers import live_local_count, make_harvester, tracking
+from .helpers import live_local_count, tracking
 
 
 def run_now():
