@@ -59,6 +59,9 @@ _LOCK_HOLDER = sa.text(
 )
 
 
+_HELD_HERE = sa.text(f"SELECT EXISTS ({_LOCK_HOLDER.text} AND pid = pg_backend_pid())")
+
+
 def _halves(key: int) -> dict[str, int]:
     return {"high": (key >> 32) & 0xFFFFFFFF, "low": key & 0xFFFFFFFF}
 
@@ -76,11 +79,10 @@ class RunLock:
         if self._connection is None:
             return
         try:
-            holder = self._connection.execute(_LOCK_HOLDER, _halves(self._key)).scalar()
-            mine = self._connection.execute(sa.select(sa.func.pg_backend_pid())).scalar()
+            held = self._connection.execute(_HELD_HERE, _halves(self._key)).scalar()
         except sa.exc.SQLAlchemyError as error:
             raise LockLost(self.harvester_id) from error
-        if holder != mine:
+        if not held:
             raise LockLost(self.harvester_id)
 
 

@@ -2,7 +2,7 @@
 
 Decision owned here: what each verb returns and which of a provider's answers are fatal
 (Identify without a usable granularity or responseDate, GetRecord without a record, an HTTP
-error status without an OAI-PMH error document).  The parts live next door: HTTP in
+error status without an OAI-PMH error document; with one, the document decides).  The parts live next door: HTTP in
 :mod:`.transport`, safe parsing in :mod:`.parsing`, the response type in :mod:`.response`,
 values built from XML in :mod:`.items`, the token-following list streams in
 :mod:`.streams`, and every tuning default in :mod:`.options`.
@@ -271,22 +271,28 @@ class OAIClient:
         """Send one OAI-PMH request and parse its response (called by _Sickle.harvest)."""
         raw = self._transport.get(params)
         if not raw.ok:
-            self._raise_for_status(raw, params)
+            return self._error_page_or_raise(raw, params)
         document = parse_document(raw.body, content_type=raw.content_type, url=raw.url)
         for message in document.errors:
             log.warning("%s: %s", raw.url, message)
         return OAIPage(raw, params, document)
 
-    def _raise_for_status(self, raw: RawResponse, params: dict[str, str]) -> None:
-        # Some providers send OAI-PMH errors with a 4xx/5xx status; the error says more.
+    def _error_page_or_raise(self, raw: RawResponse, params: dict[str, str]) -> OAIPage:
+        """The page of an OAI-PMH error document sent with an HTTP error status.
+
+        invenio-oaiserver (every InvenioRDM, Zenodo) sends noRecordsMatch and
+        badResumptionToken with 422, other providers with 400 or 404: the error document
+        decides, exactly as with status 200 (an empty window, a restart...). A body that is
+        no OAI-PMH error is a transport failure.
+        """
         try:
             document = parse_document(raw.body, content_type=raw.content_type, url=raw.url)
         except MalformedResponse:
             document = None
         if document is not None:
-            error = OAIPage(raw, params, document).error()
-            if error is not None:
-                raise error
+            page = OAIPage(raw, params, document)
+            if page.error() is not None:
+                return page
         after = f"after {raw.retries} retries; " if raw.retries else ""
         kind = (raw.content_type or "no content type").split(";")[0].strip()
         raise OAITransportError(

@@ -100,6 +100,9 @@ class ProviderQuirks:
     gzip: bool = False
     delay_seconds: float = 0.0
     drop_set_on_resume: bool = False
+    error_status: int = 200
+    """HTTP status of OAI-PMH error documents: invenio-oaiserver (every InvenioRDM, Zenodo)
+    sends noRecordsMatch, badResumptionToken and the others with 422."""
     older_copy_after: set[str] = field(default_factory=set)
     """Identifiers listed twice on their page: right after the record, an older version of it
     (a day earlier, titled "Older version"), as a provider serving from a lagging replica does."""
@@ -263,7 +266,7 @@ class OAIPMHProvider:
                 headers["Retry-After"] = quirks.retry_after
             return quirks.fail_status, headers, b"Temporarily unavailable, try again later.\n"
 
-        verb, text = self._dispatch(pairs)
+        verb, text, is_error = self._dispatch(pairs)
         if quirks.malformed_xml and verb != "Identify":
             # Identify stays intact so that harvesters get as far as the actual harvest.
             text = text[: len(text) // 2]
@@ -273,9 +276,9 @@ class OAIPMHProvider:
             body = gzip.compress(body, compresslevel=1)
             headers["Content-Encoding"] = "gzip"
             headers["Vary"] = "Accept-Encoding"
-        return 200, headers, body
+        return (quirks.error_status if is_error else 200), headers, body
 
-    def _dispatch(self, pairs: list[tuple[str, str]]) -> tuple[str | None, str]:
+    def _dispatch(self, pairs: list[tuple[str, str]]) -> tuple[str | None, str, bool]:
         verbs = [value for key, value in pairs if key == "verb"]
         verb = verbs[0] if len(verbs) == 1 and verbs[0] in VERBS else None
         args: dict[str, str] = {}
@@ -312,8 +315,8 @@ class OAIPMHProvider:
             else:
                 request = self._request_element(verb, args)
             body = f'<error code="{error.code}">{escape(error.message)}</error>'
-            return verb, self._envelope(request, body)
-        return verb, self._envelope(self._request_element(verb, args), body)
+            return verb, self._envelope(request, body), True
+        return verb, self._envelope(self._request_element(verb, args), body), False
 
     def _request_element(self, verb: str | None, args: dict[str, str]) -> str:
         attrs = "".join(

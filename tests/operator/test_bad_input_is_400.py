@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from factories import harvester_data
 from invenio_db import db
 from invenio_jobs.models import Run
-from operator_helpers import harvester_data
 
 from oarepo_oaipmh_harvester.cli import oai
 from oarepo_oaipmh_harvester.models import OAIHarvester

@@ -1,0 +1,90 @@
+"""kill -9 in the middle of a run: the next run ends exactly equal to the provider."""
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from factories import make_harvester, wait_until
+from invenio_access.permissions import system_identity
+from invenio_db import db
+from invenio_search.proxies import current_search
+
+from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
+from oarepo_oaipmh_harvester.models import OAIHarvestedRecord, OAIHarvester
+from oarepo_oaipmh_harvester.proxies import current_harvester_service
+from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecordMetadata
+from oarepo_oaipmh_harvester.testing.workers import invenio_environment
+
+from .helpers import expected_titles, indexed_total, live_local_count, local_titles
+
+KEYS = (
+    "SQLALCHEMY_DATABASE_URI",
+    "SEARCH_HOSTS",
+    "SEARCH_INDEX_PREFIX",
+    "OAI_HARVESTER_SAMPLE_TARGET",
+    "OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS",
+    "JOBS_LOGGING",
+    "CACHE_TYPE",
+    "CELERY_BROKER_URL",
+    "BROKER_URL",
+    "RECORDS_REFRESOLVER_CLS",
+    "RECORDS_REFRESOLVER_STORE",
+    "SECRET_KEY",
+)
+
+
+@pytest.fixture()
+def committed_harvester(app, database, search, provider, db_uri):
+    """A harvester another process can see (committed, not inside the test's transaction)."""
+    if not db_uri.startswith("postgresql"):
+        pytest.skip("Two processes on one database: PostgreSQL only.")
+    make_harvester(provider.base_url, "crash", batch_size=5)
+    db.session.commit()
+    yield
+    db.session.rollback()
+    current_harvester_service.delete(system_identity, "crash")
+    db.session.execute(db.text("DELETE FROM pidstore_pid WHERE pid_type = 'oaismp'"))
+    db.session.query(SampleRecordMetadata).delete()
+    db.session.commit()
+    list(current_search.delete(ignore=[404]))
+    list(current_search.create())
+
+
+def _tracked() -> int:
+    db.session.rollback()  # a fresh snapshot: the other process commits
+    return db.session.query(OAIHarvestedRecord).filter_by(harvester_id="crash").count()
+
+
+def test_a_run_killed_mid_harvest_is_completed_exactly_by_the_next(
+    app, committed_harvester, provider, corpus, sample_service
+):
+    provider.quirks.delay_seconds = 0.3  # slow pages: the kill lands between batches
+    invenio = Path(sys.executable).with_name("invenio")
+    process = subprocess.Popen(
+        [str(invenio), "oai", "harvest", "crash", "--full"],
+        env=invenio_environment({key: app.config[key] for key in KEYS}),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_until(lambda: _tracked() >= 10, timeout=120, message="the run wrote nothing")
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    provider.quirks.delay_seconds = 0.0
+    killed_at = _tracked()
+    assert 10 <= killed_at < 50
+    assert db.session.get(OAIHarvester, "crash").watermark is None
+
+    summary = run_harvest("crash")
+
+    assert summary.succeeded
+    assert summary.counts.created + summary.counts.unchanged == 50
+    assert local_titles(sample_service, "crash") == expected_titles(corpus)
+    assert live_local_count() == 50  # nothing written twice
+    assert indexed_total(sample_service) == 50

@@ -1,0 +1,55 @@
+"""OAI-PMH errors sent with HTTP 422, as invenio-oaiserver (InvenioRDM, Zenodo) sends them."""
+
+from factories import make_harvester
+
+from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
+
+from .helpers import expected_titles, local_titles, tracking
+
+
+def test_no_records_match_with_422_is_an_empty_successful_window(
+    app, db, clean_index, provider, corpus
+):
+    provider.quirks.error_status = 422
+    make_harvester(provider.base_url)
+    assert run_harvest("test").counts.created == 50
+    corpus.advance_clock(hours=1)
+
+    summary = run_harvest("test")  # nothing changed: noRecordsMatch, status 422
+
+    assert summary.succeeded and summary.counts.total == 0 and summary.watermark_advanced
+    assert provider.requests_for("ListRecords")[-1].get("from")
+
+
+def test_bad_resumption_token_with_422_restarts_the_window(
+    app, db, clean_index, provider, corpus, sample_service
+):
+    provider.quirks.error_status = 422
+    provider.quirks.expire_tokens_after = 3  # the fourth continuation: badResumptionToken
+    make_harvester(provider.base_url)
+
+    def tokens_live_again_once_restarted(_progress):
+        starts = [r for r in provider.requests_for("ListRecords") if "metadataPrefix" in r]
+        if len(starts) > 1:
+            provider.quirks.expire_tokens_after = None
+
+    app.config["OAI_HARVESTER_PREFETCH_BATCHES"] = 0  # batches in step with the requests
+    try:
+        summary = run_harvest("test", progress=tokens_live_again_once_restarted)
+    finally:
+        app.config["OAI_HARVESTER_PREFETCH_BATCHES"] = 2
+
+    assert summary.succeeded and summary.counts.created == 50
+    assert local_titles(sample_service) == expected_titles(corpus)
+    starts = [r for r in provider.requests_for("ListRecords") if "metadataPrefix" in r]
+    assert len(starts) == 2  # the window was asked again from its first request
+
+
+def test_id_does_not_exist_with_422_is_that_identifiers_error(app, db, clean_index, provider):
+    provider.quirks.error_status = 422
+    make_harvester(provider.base_url)
+
+    summary = run_harvest("test", identifiers=["oai:example.org:nope"])
+
+    assert summary.counts.failed == 1
+    assert "idDoesNotExist" in tracking()["oai:example.org:nope"].errors[0]
