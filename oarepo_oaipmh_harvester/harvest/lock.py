@@ -1,5 +1,8 @@
 """One run per harvester at a time, enforced by the database.
 
+Decision owned here: who may write for a harvester now (the holder of its lock), and when a
+run must stop because it no longer holds it.
+
 A PostgreSQL session-level advisory lock, held on a connection of its own for the whole run:
 the run's own session commits after every batch, which would end a row lock, and a crashed
 worker's connection is closed by the server, which releases the lock - a harvester is never

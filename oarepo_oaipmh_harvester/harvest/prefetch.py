@@ -1,4 +1,8 @@
-"""Read ahead from the provider in a thread while the current batch is written."""
+"""Read ahead from the provider in a thread while the current batch is written.
+
+Decision owned here: how far reading may run ahead of writing (a bounded queue, so memory
+stays flat) and that a reader's failure reaches the writer as the same exception.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """Checks a provider before a harvester is saved: does it answer, offer the format, have the sets?
 
+Decision owned here: which provider answers refuse a harvester's configuration, and in which
+words.
+
 An operator waits for this answer in a form: it asks with short timeouts and no long retries,
 reports every problem it finds at once (each on its field), and says what went wrong in a plain
 sentence rather than in the HTTP library's words.
@@ -11,7 +14,7 @@ import errno
 import socket
 from collections.abc import Sequence
 
-from ..protocol.errors import NoSetHierarchy, OAIHarvestError, limited
+from ..protocol.errors import ForbiddenAddress, NoSetHierarchy, OAIHarvestError, limited
 from .assembly import build_client
 
 
@@ -32,6 +35,12 @@ def plain_reason(error: BaseException) -> str:
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
         seen.add(id(current))
+        if isinstance(current, ForbiddenAddress):
+            return (
+                f"its address {current.address} is in {current.network}, a network this site "
+                f"does not harvest from (OAI_HARVESTER_FORBIDDEN_NETWORKS; local and private "
+                f"networks need OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS)"
+            )
         if isinstance(current, ConnectionRefusedError) or getattr(current, "errno", None) == (
             errno.ECONNREFUSED
         ):

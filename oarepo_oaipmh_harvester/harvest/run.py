@@ -22,9 +22,9 @@ from invenio_db import db
 from invenio_jobs.models import Run
 
 from ..models import OAIHarvester
-from ..protocol.errors import IdDoesNotExist
+from ..protocol.errors import IdDoesNotExist, OAITransportError
 from ..protocol.records import OAIRecord
-from .counts import WriteCounts
+from .counts import WriteCounts, describe_error
 from .fanout import BatchDispatcher
 from .lock import RunLock
 from .prefetch import prefetch
@@ -225,6 +225,17 @@ class HarvestRun:
             except IdDoesNotExist as error:
                 self.writer.tracking.track_failure(identifier, str(error))
                 summary.counts.fail(identifier, str(error))
+            except OAITransportError as error:
+                if error.status_code is None:
+                    raise  # no answer at all: the provider is down, not this record
+                # An HTTP error for one record (invenio-oaiserver answers 500 for a record
+                # deleted there): that identifier's error, the others are still asked for.
+                message = (
+                    f"The provider answered HTTP {error.status_code} for GetRecord of this "
+                    f"identifier ({describe_error(error)})"
+                )
+                self.writer.tracking.track_failure(identifier, message)
+                summary.counts.fail(identifier, message)
 
     # -- reindexing ------------------------------------------------------------------------
     def _reindex(self, summary: HarvestSummary) -> None:

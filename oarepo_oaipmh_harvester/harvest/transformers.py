@@ -1,4 +1,8 @@
-"""Transformers turn a parsed OAI-PMH record into the data dict of the target service."""
+"""Transformers turn a parsed OAI-PMH record into the data dict of the target service.
+
+Decision owned here: which transformer a name stands for (configuration first, then entry
+points) and what the built-in ``oai_dc`` one makes of Dublin Core.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""A unit of work that indexes a whole batch in one bulk request after the commit."""
+"""A unit of work that indexes a whole batch in one bulk request after the commit.
+
+Decision owned here: when search documents are built (before the commit, while the records
+are loaded) and sent (one ``_bulk`` request per search client after it), and which records
+did not reach the index (:class:`IndexFailure`), never raised once the data is committed.
+"""
 
 from __future__ import annotations
 

@@ -103,6 +103,9 @@ class ProviderQuirks:
     error_status: int = 200
     """HTTP status of OAI-PMH error documents: invenio-oaiserver (every InvenioRDM, Zenodo)
     sends noRecordsMatch, badResumptionToken and the others with 422."""
+    server_error_for: set[str] = field(default_factory=set)
+    """Identifiers whose GetRecord answers HTTP 500, as invenio-oaiserver does for a record
+    deleted there."""
     older_copy_after: set[str] = field(default_factory=set)
     """Identifiers listed twice on their page: right after the record, an older version of it
     (a day earlier, titled "Older version"), as a provider serving from a lagging replica does."""
@@ -266,6 +269,11 @@ class OAIPMHProvider:
                 headers["Retry-After"] = quirks.retry_after
             return quirks.fail_status, headers, b"Temporarily unavailable, try again later.\n"
 
+        if quirks.server_error_for and ("verb", "GetRecord") in pairs:
+            if any(
+                key == "identifier" and value in quirks.server_error_for for key, value in pairs
+            ):
+                return 500, {"Content-Type": "text/html"}, b"<h1>Internal Server Error</h1>"
         verb, text, is_error = self._dispatch(pairs)
         if quirks.malformed_xml and verb != "Identify":
             # Identify stays intact so that harvesters get as far as the actual harvest.

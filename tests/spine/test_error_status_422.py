@@ -53,3 +53,20 @@ def test_id_does_not_exist_with_422_is_that_identifiers_error(app, db, clean_ind
 
     assert summary.counts.failed == 1
     assert "idDoesNotExist" in tracking()["oai:example.org:nope"].errors[0]
+
+
+def test_an_http_500_for_one_get_record_is_that_identifiers_error(
+    app, db, clean_index, provider, corpus
+):
+    gone, fine = sorted(corpus.live_identifiers())[:2]
+    provider.quirks.server_error_for = {gone}
+    make_harvester(provider.base_url)
+    app.config["OAI_HARVESTER_MAX_RETRIES"] = 0
+    try:
+        summary = run_harvest("test", identifiers=[gone, fine])
+    finally:
+        app.config["OAI_HARVESTER_MAX_RETRIES"] = 5
+
+    assert summary.counts.failed == 1 and summary.counts.created == 1
+    assert "HTTP 500 for GetRecord" in tracking()[gone].errors[0]
+    assert tracking()[fine].local_pid

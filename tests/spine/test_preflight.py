@@ -55,3 +55,15 @@ def test_a_dead_endpoint_is_reported_quickly_in_plain_words():
     assert time.monotonic() - started < 10  # not minutes of retries
     (message,) = raised.value.errors["base_url"]
     assert message.endswith("did not answer Identify: connection refused.")
+
+
+def test_a_provider_on_a_network_the_site_forbids_is_refused_in_plain_words(app, provider):
+    app.config["OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS"] = False
+    try:
+        with pytest.raises(PreflightError, match="OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS") as raised:
+            check_provider(provider.base_url, "oai_dc", [])
+    finally:
+        app.config["OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS"] = True
+    assert raised.value.field == "base_url"
+    assert "127.0.0.1 is in 127.0.0.0/8" in raised.value.message
+    assert provider.requests == []  # refused before a byte was sent

@@ -1,4 +1,8 @@
-"""The interface between the batch writer and a target service."""
+"""The interface between the batch writer and a target service.
+
+Decision owned here: what the writer may ask of any target (create, update, delete, bulk
+write, reindex, read by pid), and what "create it again" means when a local record is gone.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Plain invenio-records-resources services (``RecordService``): create, update, delete."""
+"""Plain invenio-records-resources services (``RecordService``): create, update, delete.
+
+Decision owned here: when such a service is written in bulk (``create_or_update_many``, if
+its permission policy allows it) and which of its errors mean "the local record is gone".
+"""
 
 from __future__ import annotations
 
