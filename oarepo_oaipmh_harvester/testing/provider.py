@@ -103,6 +103,10 @@ class ProviderQuirks:
     error_status: int = 200
     """HTTP status of OAI-PMH error documents: invenio-oaiserver (every InvenioRDM, Zenodo)
     sends noRecordsMatch, badResumptionToken and the others with 422."""
+    empty_last_page: bool = False
+    """A list whose last page is full still carries a token, and the page it leads to has no
+    records and an empty token (invenio-oaiserver when the count is a multiple of its page
+    size)."""
     server_error_for: set[str] = field(default_factory=set)
     """Identifiers whose GetRecord answers HTTP 500, as invenio-oaiserver does for a record
     deleted there."""
@@ -464,7 +468,7 @@ class OAIPMHProvider:
                     {**state, "o": next_offset if next_offset < total else 0}
                 )
             parts.append(self._token_element(token, total, offset))
-        elif next_offset < total:
+        elif next_offset < total or (quirks.empty_last_page and page and next_offset == total):
             token = self._encode_token({**state, "o": next_offset})
             parts.append(self._token_element(token, total, offset))
         elif continuation:

@@ -1,4 +1,4 @@
-"""OAI-PMH errors sent with HTTP 422, as invenio-oaiserver (InvenioRDM, Zenodo) sends them."""
+"""Habits of invenio-oaiserver (InvenioRDM, Zenodo): OAI errors with 422, an empty last page, 500s."""
 
 from factories import make_harvester
 
@@ -70,3 +70,17 @@ def test_an_http_500_for_one_get_record_is_that_identifiers_error(
     assert summary.counts.failed == 1 and summary.counts.created == 1
     assert "HTTP 500 for GetRecord" in tracking()[gone].errors[0]
     assert tracking()[fine].local_pid
+
+
+def test_a_last_page_without_records_and_with_an_empty_token_ends_the_list(
+    app, db, clean_index, provider, corpus, sample_service
+):
+    provider.quirks.empty_last_page = True
+    provider.page_size = 10  # 50 records: five full pages, then an empty one
+    make_harvester(provider.base_url)
+
+    summary = run_harvest("test")
+
+    assert summary.succeeded and summary.counts.created == 50
+    assert len(provider.requests_for("ListRecords")) == 6
+    assert local_titles(sample_service) == expected_titles(corpus)
