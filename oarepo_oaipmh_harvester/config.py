@@ -102,6 +102,16 @@ OAI_HARVESTER_MAX_RUN_SECONDS = 48 * 3600.0
 """Longest a run may take; one that is still reading or writing then fails, naming this
 setting, and keeps the watermark (the next run continues the same window)."""
 
+OAI_HARVESTER_SPOOL = False
+"""Read each list to its end as fast as the provider serves it, keeping the batches not yet
+written in a temporary file: for providers whose resumption tokens expire quickly
+(invenio-oaiserver: 60 s) harvested into a slow target (InvenioRDM: a few records a second).
+Off: read ahead OAI_HARVESTER_PREFETCH_BATCHES batches in memory."""
+
+OAI_HARVESTER_SPOOL_DIRECTORY = None
+"""Where the spool file goes (None: the system's temporary directory); it needs room for the
+XML of the records read but not yet written, and is removed at the end of the run."""
+
 OAI_HARVESTER_CLOCK_TOLERANCE = 600.0
 """Seconds a provider's responseDate may be ahead of our clock (or behind the stored watermark)
 before it is not believed: such a run asks without `until` and stores no watermark."""

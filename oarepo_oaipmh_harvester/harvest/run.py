@@ -27,7 +27,7 @@ from ..protocol.records import OAIRecord
 from .counts import WriteCounts, describe_error
 from .fanout import BatchDispatcher
 from .lock import RunLock
-from .prefetch import prefetch
+from .prefetch import prefetch, spooled
 from .reconcile import Reconciler, reconciles_after_full
 from .results import HarvestProgress, HarvestSummary, ProgressCallback
 from .settings import HarvestSettings
@@ -162,7 +162,10 @@ class HarvestRun:
         else:
             records = self._list_records(windows)
         batches = batched(records, self.batch_size)
-        if self.settings.prefetch_batches and not reconcile_only:
+        if self.settings.spool and not reconcile_only:
+            # Tokens that expire fast: the list is read to its end while batches are written.
+            batches = spooled(batches, self.settings.spool_directory)
+        elif self.settings.prefetch_batches and not reconcile_only:
             # Whole batches cross the thread boundary: one queue hand-over per batch.
             batches = prefetch(batches, self.settings.prefetch_batches)
         if self.dispatcher is not None and not reconcile_only:

@@ -45,6 +45,8 @@ class HarvestSettings:
     subtask_takeover_after: float
     clock_tolerance: float
     max_run_seconds: float
+    spool: bool
+    spool_directory: str | None
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> HarvestSettings:
@@ -80,6 +82,8 @@ class HarvestSettings:
             subtask_takeover_after=float(config["OAI_HARVESTER_SUBTASK_TAKEOVER_AFTER"]),
             clock_tolerance=float(config["OAI_HARVESTER_CLOCK_TOLERANCE"]),
             max_run_seconds=float(config["OAI_HARVESTER_MAX_RUN_SECONDS"]),
+            spool=bool(config["OAI_HARVESTER_SPOOL"]),
+            spool_directory=config["OAI_HARVESTER_SPOOL_DIRECTORY"],
         )
 
     def user_agent_for(self, harvester_id: str | None) -> str:

@@ -89,6 +89,8 @@ class ProviderQuirks:
     fail_status: int = 503
     retry_after: str | None = "0"
     expire_tokens_after: int | None = None
+    token_lifetime_seconds: float | None = None
+    """A token older than this is badResumptionToken (invenio-oaiserver: 60 s)."""
     token_style: str = "plain"
     repeat_token: bool = False
     empty_pages_with_token: int = 0
@@ -626,7 +628,10 @@ class OAIPMHProvider:
     def _encode_token(self, state: dict[str, Any]) -> str:
         with self._lock:
             generation = self._generation
-        payload = json.dumps({**state, "g": generation}, separators=(",", ":")).encode()
+        stamped = {**state, "g": generation}
+        if self.quirks.token_lifetime_seconds is not None:
+            stamped["t"] = round(time.monotonic(), 3)  # when it was issued
+        payload = json.dumps(stamped, separators=(",", ":")).encode()
         if self.quirks.token_style == "unsafe":
             # Standard base64 adds '+', '/' and '=' to the prefix's '%', space, '+', '/' and '='.
             return UNSAFE_TOKEN_PREFIX + base64.b64encode(payload).decode("ascii")
@@ -657,6 +662,9 @@ class OAIPMHProvider:
             raise OAIError("badResumptionToken", "The resumption token is invalid.") from error
         with self._lock:
             if state.get("g") != self._generation:
+                raise OAIError("badResumptionToken", "The resumption token has expired.")
+            lifetime = self.quirks.token_lifetime_seconds
+            if lifetime is not None and time.monotonic() - float(state.get("t") or 0) > lifetime:
                 raise OAIError("badResumptionToken", "The resumption token has expired.")
             limit = self.quirks.expire_tokens_after
             if limit != self._expiry_setting:

@@ -84,3 +84,32 @@ def test_a_last_page_without_records_and_with_an_empty_token_ends_the_list(
     assert summary.succeeded and summary.counts.created == 50
     assert len(provider.requests_for("ListRecords")) == 6
     assert local_titles(sample_service) == expected_titles(corpus)
+
+
+def test_tokens_that_expire_in_seconds_survive_a_slow_target_with_the_spool(
+    app, db, clean_index, provider, corpus, sample_service
+):
+    import time
+
+    import pytest
+
+    from oarepo_oaipmh_harvester.protocol.errors import TooManyRestarts
+
+    provider.quirks.token_lifetime_seconds = 0.5  # invenio-oaiserver: 60 s
+    make_harvester(provider.base_url)  # batches of 10; 50 records in pages of 7
+
+    def slow_target(_progress):
+        time.sleep(0.8)  # a batch takes 0.8 s to write (InvenioRDM: a few records a second)
+
+    # Reading in step with writing lets the tokens expire, again after every restart ...
+    with pytest.raises(TooManyRestarts):
+        run_harvest("test", progress=slow_target)
+
+    # ... the spool reads the list to its end at once and writes it afterwards.
+    app.config["OAI_HARVESTER_SPOOL"] = True
+    try:
+        summary = run_harvest("test", full=True, progress=slow_target)
+    finally:
+        app.config["OAI_HARVESTER_SPOOL"] = False
+    assert summary.succeeded
+    assert local_titles(sample_service) == expected_titles(corpus)

@@ -46,3 +46,43 @@ def test_read_ahead_is_bounded_and_producer_stops_with_consumer():
     wait_until(lambda: not producer_threads(), timeout=5, message="the producer thread to end")
     count = len(produced)
     holds_for(lambda: len(produced) == count, 0.2, message="nothing produced after the end")
+
+
+def test_the_spool_yields_every_item_in_order_and_removes_its_file(tmp_path):
+    from oarepo_oaipmh_harvester.harvest.prefetch import spooled
+
+    items = [{"n": n, "xml": "x" * n} for n in range(500)]
+    assert list(spooled(iter(items), str(tmp_path))) == items
+    assert list(tmp_path.iterdir()) == []  # an unnamed temporary file, gone with the run
+
+
+def test_the_spool_reads_to_the_end_while_the_consumer_is_slow(tmp_path):
+    from oarepo_oaipmh_harvester.harvest.prefetch import spooled
+
+    produced = []
+
+    def items():
+        for number in range(1000):
+            produced.append(number)
+            yield number
+
+    stream = spooled(items(), str(tmp_path))
+    assert next(stream) == 0
+    # The consumer holds one item; the reader does not wait for it.
+    wait_until(lambda: len(produced) == 1000, timeout=10, message="the reader waited")
+    assert list(stream) == list(range(1, 1000))
+
+
+def test_a_failure_in_the_spooled_source_is_raised_after_the_items_before_it(tmp_path):
+    from oarepo_oaipmh_harvester.harvest.prefetch import spooled
+
+    def items():
+        yield 1
+        yield 2
+        raise ValueError("page 3 is not XML")
+
+    seen = []
+    with pytest.raises(ValueError, match="page 3"):
+        for item in spooled(items(), str(tmp_path)):
+            seen.append(item)
+    assert seen == [1, 2]
