@@ -19,7 +19,11 @@ from ..protocol.errors import limited
 from ..protocol.records import OAIRecord
 
 MAX_IDENTIFIER_LENGTH = 1024
-"""Longest OAI identifier the tracking table holds as it is (its primary key column)."""
+"""Longest OAI identifier the tracking table's column holds, in characters."""
+
+MAX_IDENTIFIER_BYTES = 1000
+"""Longest identifier tracked as it is, in UTF-8 bytes: PostgreSQL's index entries are bounded
+in bytes (about 2.7 kB), and 1,024 CJK characters are 3 kB."""
 
 NO_IDENTIFIER = "(no identifier)"
 
@@ -31,10 +35,12 @@ def tracking_key(identifier: str) -> str:
     """The tracking-table key of an identifier: itself, or for an over-long one a shortened
     form made unique by its SHA-256 digest (a provider's 5,000-character identifier must not
     stop the harvester)."""
-    if len(identifier) <= MAX_IDENTIFIER_LENGTH:
+    encoded = identifier.encode("utf-8")
+    if len(encoded) <= MAX_IDENTIFIER_BYTES and len(identifier) <= MAX_IDENTIFIER_LENGTH:
         return identifier
-    digest = hashlib.sha256(identifier.encode("utf-8")).hexdigest()
-    return f"{identifier[: MAX_IDENTIFIER_LENGTH - 80]}...sha256:{digest}"
+    digest = hashlib.sha256(encoded).hexdigest()
+    prefix = encoded[: MAX_IDENTIFIER_BYTES - 80].decode("utf-8", errors="ignore")
+    return f"{prefix}...sha256:{digest}"
 
 
 def admissible(records: Sequence[OAIRecord]) -> tuple[list[OAIRecord], list[tuple[str, str]]]:
@@ -52,12 +58,11 @@ def admissible(records: Sequence[OAIRecord]) -> tuple[list[OAIRecord], list[tupl
             refused.append(
                 (NO_IDENTIFIER, "The provider sent a record without an identifier; not written.")
             )
-        elif len(identifier) > MAX_IDENTIFIER_LENGTH:
-            key = tracking_key(identifier)
+        elif (key := tracking_key(identifier)) != identifier:
             warning = (
-                f"The identifier has {len(identifier)} characters, more than the "
-                f"{MAX_IDENTIFIER_LENGTH} the tracking table holds; tracked as {key[-72:]!r}. "
-                f"It begins {limited(identifier, 120)!r}."
+                f"The identifier has {len(identifier)} characters "
+                f"({len(identifier.encode('utf-8'))} bytes), more than the tracking table "
+                f"holds; tracked as {key[-72:]!r}. It begins {limited(identifier, 120)!r}."
             )
             kept.append(
                 OAIRecord(

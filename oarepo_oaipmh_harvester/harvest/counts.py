@@ -44,7 +44,7 @@ class WriteCounts:
     not_indexed: int = 0
     """Written records whose search document could not be sent (repaired by the next run)."""
     reindexed: int = 0
-    """Records sent to the search index again by a reindexing run."""
+    """Records sent to the search index again by a reindexing run (arrived or not)."""
     failures: list[tuple[str, str]] = field(default_factory=list)
 
     @property
@@ -94,10 +94,13 @@ class WriteCounts:
     # -- invenio-jobs Run columns ---------------------------------------------------------
     def run_columns(self) -> dict[str, int]:
         """The counts as invenio-jobs ``Run`` columns (it has no column for deletions)."""
+        # A reindexing run counts the records it sent in `reindexed`, those that did not
+        # arrive in `not_indexed` too; a harvest's `not_indexed` are among created/updated.
+        reindexed_fine = max(self.reindexed - self.not_indexed, 0) if self.reindexed else 0
         return {
             "total_entries": self.total + self.reindexed,
             "inserted_entries": self.created,
-            "updated_entries": self.updated + self.deleted + self.reindexed,
+            "updated_entries": self.updated + self.deleted + reindexed_fine,
             "errored_entries": self.failed + self.not_indexed,
         }
 

@@ -81,6 +81,14 @@ def write_subtask(subtask_run_id: uuid.UUID, writer_factory: WriterFactory) -> b
     args = dict(run.args or {})
     job_id, parent_id = run.job_id, run.parent_run_id
     items = args.get("records") or []
+    parent = db.session.get(Run, parent_id) if parent_id else None
+    if parent is None or parent.status != RunStatusEnum.RUNNING:
+        # The parent ended (failed, timed out, closed as interrupted): a later run may already
+        # have written newer versions of these records, which this batch must not overwrite.
+        counts = WriteCounts()
+        counts.fail("(batch)", "Not written: its run had ended.", records=max(len(items), 1))
+        _finish(subtask_run_id, job_id, args, counts, "its run had ended")
+        return True
     try:
         writer = writer_factory(args["harvester_id"], parent_id)
         counts = writer.write_batch(deserialize_batch(items))
@@ -175,10 +183,16 @@ class BatchDispatcher:
             system_identity, self.parent_run_id, self.job_id, records
         )
 
-    def wait(self) -> WriteCounts:
-        """Until every subtask finished (writing stale-queued ones here); the summed counts."""
+    def wait(self, verify_lock: Callable[[], None] | None = None) -> WriteCounts:
+        """Until every subtask finished (writing stale-queued ones here); the summed counts.
+
+        `verify_lock` raises when the run no longer holds its lock: it must then neither
+        write batches itself nor wait for workers it can no longer vouch for.
+        """
         deadline = time.monotonic() + self.wait_timeout
         while True:
+            if verify_lock is not None:
+                verify_lock()
             db.session.expire_all()
             subtasks = db.session.execute(
                 sa.select(Run.id, Run.status, Run.created).where(
@@ -203,8 +217,16 @@ class BatchDispatcher:
 
     def _collect(self) -> WriteCounts:
         totals = WriteCounts()
-        for args in db.session.scalars(
-            sa.select(Run.args).where(Run.parent_run_id == self.parent_run_id)
+        for subtask_id, args in db.session.execute(
+            sa.select(Run.id, Run.args).where(Run.parent_run_id == self.parent_run_id)
         ):
-            totals.add(WriteCounts.from_dict((args or {}).get("counts") or {}))
+            args = args or {}
+            if "counts" in args:
+                totals.add(WriteCounts.from_dict(args["counts"]))
+            else:  # finished without a report (closed as interrupted): nothing is vouched for
+                totals.fail(
+                    f"(batch {subtask_id})",
+                    "The batch ended without its worker reporting what it wrote.",
+                    records=max(len(args.get("records") or []), 1),
+                )
         return totals

@@ -25,7 +25,8 @@ def interrupted_runs(
     candidates = db.session.scalars(
         sa.select(Run).where(
             Run.status.in_([RunStatusEnum.RUNNING, RunStatusEnum.QUEUED]),
-            Run.created < started_before,
+            # A run that waited in the queue is as young as its start, not its creation.
+            sa.func.coalesce(Run.started_at, Run.created) < started_before,
         )
     )
     found = []

@@ -18,7 +18,7 @@ from .counts import WriteCounts, describe_error
 from .targets import TargetAdapter
 from .tracking import TrackingStore
 from .unit_of_work import BulkIndexingUnitOfWork
-from .writer import remove_local_record
+from .writer import note_not_indexed, remove_local_record
 
 
 class ReconcileMode(enum.Enum):
@@ -93,5 +93,8 @@ class Reconciler:
                 if on_commit is not None:
                     on_commit(counts)
                 uow.commit()
+            if uow.index_failures:
+                by_pid = {pid: identifier for identifier, pid in rows if pid}
+                note_not_indexed(self.tracking, uow.index_failures, by_pid, counts)
             totals.add(counts)
         return totals

@@ -9,6 +9,7 @@ batch reconciliation (:mod:`.reconcile`) and the watermark.  It is built by
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import time
@@ -168,10 +169,13 @@ class HarvestRun:
         elif self.settings.prefetch_batches and not reconcile_only:
             # Whole batches cross the thread boundary: one queue hand-over per batch.
             batches = prefetch(batches, self.settings.prefetch_batches)
-        if self.dispatcher is not None and not reconcile_only:
-            self._dispatch(summary, batches)
-        else:
-            self._write(summary, batches)
+        # Closed on any failure too: a read-ahead thread must not go on asking the provider
+        # once the run has stopped (and let its lock go).
+        with contextlib.closing(batches):
+            if self.dispatcher is not None and not reconcile_only:
+                self._dispatch(summary, batches)
+            else:
+                self._write(summary, batches)
         if summary.succeeded and is_full and wants_reconcile:
             self.lock.verify()
             self._reconcile(summary)
@@ -307,7 +311,7 @@ class HarvestRun:
             if changed:
                 self.dispatcher.dispatch(changed)
                 self._keep_statistics_fresh(len(changed))
-        summary.counts.add(self.dispatcher.wait())
+        summary.counts.add(self.dispatcher.wait(verify_lock=self.lock.verify))
         summary.counts.unchanged += unchanged
         self._report(summary)
 
@@ -355,10 +359,14 @@ class HarvestRun:
         """Store, for the scopes this run harvested (and only those), the watermarks earned."""
         earned = {}
         for scope, window in windows.items():
-            watermark = window.next_watermark(stored.get(scope.key))
-            if watermark is None:
-                return  # one scope without a trustworthy watermark: keep them all
-            earned[scope.key] = watermark
+            if window.until is None:
+                return  # the provider's clock was not believed: keep every watermark
+            previous = stored.get(scope.key)
+            watermark = window.next_watermark(previous) or previous
+            if watermark is not None:  # a scope with neither stays to be harvested in full
+                earned[scope.key] = watermark
+        if not earned:
+            return
         db.session.execute(
             sa.update(OAIHarvester)
             .where(OAIHarvester.id == self.harvester_id)

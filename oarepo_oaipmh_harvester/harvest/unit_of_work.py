@@ -102,7 +102,7 @@ class BulkIndexingUnitOfWork(UnitOfWork):
         for client, actions in by_client.values():
             try:
                 _, errors = bulk(client, actions, raise_on_error=False, stats_only=False)
-                failed = [_failed_item(error) for error in errors]
+                failed = [_failed_item(error) for error in errors if not _already_gone(error)]
             except Exception as error:  # noqa: BLE001 - e.g. the search engine is down
                 errors = [f"{len(actions)} documents not indexed: {error!r}"]
                 reason = f"the search engine did not answer ({type(error).__name__})"
@@ -145,6 +145,12 @@ class BulkIndexingUnitOfWork(UnitOfWork):
             client = indexer.client
             by_client.setdefault(id(client), (client, []))[1].append(document)
         return by_client
+
+
+def _already_gone(error: Any) -> bool:
+    """A delete that found no document: the index is as it should be."""
+    details = error.get("delete") if isinstance(error, dict) else None
+    return isinstance(details, dict) and details.get("status") == 404
 
 
 def _failed_item(error: Any) -> tuple[str | None, str]:

@@ -128,11 +128,15 @@ class HarvestWindow:
     def next_watermark(self, previous: datetime | None) -> datetime | None:
         """The watermark a successful run of this window stores; None keeps `previous`.
 
-        Never a value from an untrusted clock, never one earlier than `previous`.
+        Never a value from an untrusted clock, never one earlier than `previous`, and never
+        one for a window that started later than `previous` (a `since` typed by a person):
+        what lies between was not harvested.
         """
         if self.until is None:
             return None
         previous = _utc(previous)
+        if self.from_ is not None and (previous is None or self.from_ > previous):
+            return None
         if previous is not None and self.until < previous:
             return None
         return self.until

@@ -37,6 +37,27 @@ def remove_local_record(target: TargetAdapter, uow: BulkIndexingUnitOfWork, pid:
         target.delete(pid, uow)
 
 
+def note_not_indexed(
+    tracking: TrackingStore,
+    failures: Sequence[IndexFailure],
+    identifier_of_pid: dict[str, str],
+    counts: WriteCounts,
+) -> None:
+    """Put an error on the rows of committed records that are not in the index: the next
+    run sees an error and writes them again, which indexes them."""
+    for failure in failures:
+        identifier = identifier_of_pid.get(failure.pid or "")
+        what = "removed from" if failure.action == "delete" else "written to"
+        message = f"{NOT_INDEXED} the record was {what} the database, but {failure.message}."
+        log.error("Harvester %s: %s %s", tracking.harvester_id, identifier, message)
+        if identifier is None:
+            counts.not_indexed_one(f"(record {failure.record_id})", message)
+            continue
+        counts.not_indexed_one(identifier, message)
+        tracking.update(identifier, errors=[message])
+    db.session.commit()
+
+
 class RecordWriter:
     """Writes batches of harvested records of one harvester into its target."""
 
@@ -108,21 +129,9 @@ class RecordWriter:
         tracked: dict[str, dict[str, Any]],
         counts: WriteCounts,
     ) -> None:
-        """Put an error on the rows of committed records that are not in the index: the
-        next run sees an error and writes them again, which indexes them."""
         by_pid = {known["local_pid"]: i for i, known in tracked.items() if known["local_pid"]}
         by_pid.update({row["local_pid"]: row["oai_identifier"] for row in rows if row["local_pid"]})
-        for failure in failures:
-            identifier = by_pid.get(failure.pid)
-            what = "removed from" if failure.action == "delete" else "written to"
-            message = f"{NOT_INDEXED} the record was {what} the database, but {failure.message}."
-            log.error("Harvester %s: %s %s", self.harvester_id, identifier, message)
-            if identifier is None:
-                counts.not_indexed_one(f"(record {failure.record_id})", message)
-                continue
-            counts.not_indexed_one(identifier, message)
-            self.tracking.update(identifier, errors=[message])
-        db.session.commit()
+        note_not_indexed(self.tracking, failures, by_pid, counts)
 
     def split_unchanged(self, records: Sequence[OAIRecord]) -> tuple[list[OAIRecord], list[str]]:
         """(records that need writing, identifiers of unchanged ones), in one query.
@@ -153,9 +162,10 @@ class RecordWriter:
             uow.commit()
         failed = {failure.pid for failure in uow.index_failures}
         for identifier, pid in rows:
-            if pid in found and pid not in failed:
+            if pid in found:
                 counts.reindexed += 1
-                self.tracking.clear_index_error(identifier)
+                if pid not in failed:
+                    self.tracking.clear_index_error(identifier)
         db.session.commit()
         if uow.index_failures:
             tracked = {identifier: {"local_pid": pid} for identifier, pid in rows}

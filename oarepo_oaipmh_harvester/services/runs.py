@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from invenio_access.permissions import system_identity
@@ -23,8 +23,8 @@ from invenio_records_resources.services.records.schema import ServiceSchemaWrapp
 from marshmallow import ValidationError
 
 from ..arguments import RunArgumentsSchema
-from ..harvest.assembly import progress_listener
-from ..harvest.interrupted import close_interrupted_runs
+from ..harvest.assembly import current_settings, progress_listener
+from ..harvest.interrupted import GRACE, close_interrupted_runs
 from ..harvest.lock import lock_is_free
 from ..harvest.results import ProgressCallback
 from ..harvest.window import SinceSource, since_source_of
@@ -119,8 +119,13 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         job = self.ensure_job(identity, harvester_id)
         active = active_run(harvester_id)
         if active is not None and lock_is_free(harvester_id, db.engine):
-            # Nobody holds the harvester's lock: a RUNNING run is one whose process died.
-            close_interrupted_runs(harvester_id, found_by="Run now")
+            # Nobody holds the harvester's lock: a RUNNING run is one whose process died (or,
+            # where runs wait for each other, one between two polls of the lock).
+            settings = current_settings()
+            grace = GRACE + timedelta(
+                seconds=settings.lock_timeout if settings.wait_for_running else 0
+            )
+            close_interrupted_runs(harvester_id, found_by="Run now", grace=grace)
             active = active_run(harvester_id)
         if active is not None:
             raise HarvestRunInProgress(harvester_id, str(active.id), active.status.name)
