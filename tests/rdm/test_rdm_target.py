@@ -194,3 +194,56 @@ def test_invalid_record_leaves_no_draft_and_its_error_on_its_row(rdm, provider, 
     assert "Validation failed" in row.errors[0] and "title" in row.errors[0]
     assert open_drafts() == 0
     assert len(published_titles(rdm)) == 6
+
+
+def test_invalid_source_edit_keeps_the_published_record(rdm, provider, corpus):
+    harvest_into_rdm(provider)
+    run_harvest("test")
+    identifier = sorted(corpus.live_identifiers())[4]
+    pid = tracking()[identifier].local_pid
+    title = rdm.read(system_identity, pid).data["metadata"]["title"]
+
+    corpus.advance_clock(minutes=5)
+    corpus.update(identifier, metadata={**corpus.get(identifier).metadata, "title": ["ab"]})
+    summary = harvest_again(corpus)
+
+    assert (summary.counts.updated, summary.counts.failed) == (0, 1)
+    assert rdm.read(system_identity, pid).data["metadata"]["title"] == title
+    row = tracking()[identifier]
+    assert row.local_pid == pid and "Validation failed" in row.errors[0]
+    assert open_drafts() == 0
+
+
+def test_reindex_sends_every_published_record_again(rdm, provider, corpus):
+    harvest_into_rdm(provider)
+    run_harvest("test")
+
+    summary = run_harvest("test", reindex=True)
+
+    assert summary.counts.reindexed == 6 and summary.succeeded
+    assert len(published_titles(rdm)) == 6
+
+
+def test_adapter_deletes_idempotently_and_recreates_a_vanished_pid(rdm):
+    adapter = DraftsServiceTarget(rdm, system_identity, harvester_id="test")
+    data = {
+        "access": {"record": "public", "files": "public"},
+        "files": {"enabled": False},
+        "metadata": {
+            "resource_type": {"id": "publication"},
+            "creators": [{"person_or_org": {"type": "personal", "family_name": "Novák"}}],
+            "title": "A direct write",
+            "publication_date": "2020-06",
+        },
+    }
+    with BulkIndexingUnitOfWork(db.session) as uow:
+        pid, created = adapter.upsert("no-such-pid", data, uow)
+        assert created and adapter.read(pid)["metadata"]["title"] == "A direct write"
+        adapter.delete(pid, uow)
+        adapter.delete(pid, uow)  # a tombstone already: nothing to do
+        adapter.delete("no-such-pid", uow)
+        assert adapter.read(pid) is None
+        uow.commit()
+    assert adapter.keeps_deleted_pids
+    tombstone = rdm.read(system_identity, pid, include_deleted=True).data
+    assert tombstone["deletion_status"]["is_deleted"]
