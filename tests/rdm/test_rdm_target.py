@@ -247,3 +247,30 @@ def test_adapter_deletes_idempotently_and_recreates_a_vanished_pid(rdm):
     assert adapter.keeps_deleted_pids
     tombstone = rdm.read(system_identity, pid, include_deleted=True).data
     assert tombstone["deletion_status"]["is_deleted"]
+
+
+def test_reconciliation_leaves_a_tombstone_and_a_return_restores_it(rdm, corpus):
+    from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
+
+    with OAIPMHProvider(corpus, page_size=4, deleted_record="no") as provider:
+        harvest_into_rdm(provider)
+        run_harvest("test")
+        identifier = sorted(corpus.live_identifiers())[0]
+        pid = tracking()[identifier].local_pid
+        metadata = corpus.get(identifier).metadata
+        corpus.purge(identifier)  # 1 of 6: under the 20 % limit
+        corpus.advance_clock(hours=1)
+
+        full = run_harvest("test", full=True)
+
+        assert full.reconciled and full.counts.deleted == 1
+        with pytest.raises(RecordDeletedException):
+            rdm.read(system_identity, pid)
+        assert tracking()[identifier].local_pid == pid
+
+        corpus.add(identifier, metadata)
+        summary = harvest_again(corpus)
+
+    assert (summary.counts.updated, summary.counts.created) == (1, 0)
+    assert rdm.read(system_identity, pid).data["metadata"]["title"] == metadata["title"][0]
+    assert open_drafts() == 0
