@@ -14,6 +14,7 @@ from invenio_rdm_records.services.errors import RecordDeletedException
 from invenio_records_resources.proxies import current_service_registry
 from invenio_search.proxies import current_search, current_search_client
 from invenio_search.utils import build_alias_name
+from lxml import etree
 
 from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.targets import RecordsServiceTarget, adapter_for
@@ -24,9 +25,12 @@ from oarepo_oaipmh_harvester.harvest.targets.drafts import (
 )
 from oarepo_oaipmh_harvester.harvest.unit_of_work import BulkIndexingUnitOfWork
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
+from oarepo_oaipmh_harvester.harvest.writer import RecordWriter
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
+from oarepo_oaipmh_harvester.protocol.records import OAIRecord
 
 from .conftest import RDM_TARGET, TRANSFORMER
+from .transform import MinimalRDMTransformer
 
 
 def tracking() -> dict[str, OAIHarvestedRecord]:
@@ -274,3 +278,36 @@ def test_reconciliation_leaves_a_tombstone_and_a_return_restores_it(rdm, corpus)
     assert (summary.counts.updated, summary.counts.created) == (1, 0)
     assert rdm.read(system_identity, pid).data["metadata"]["title"] == metadata["title"][0]
     assert open_drafts() == 0
+
+
+def _dc_record(identifier: str, datestamp: str, title: str) -> OAIRecord:
+    dc = etree.fromstring(
+        '<oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/"'
+        ' xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        f"<dc:title>{title}</dc:title><dc:creator>Novák, Jan</dc:creator>"
+        "<dc:date>2020-06-01</dc:date></oai_dc:dc>"
+    )
+    return OAIRecord(identifier, datestamp, False, (), metadata=dc, xml="<record/>")
+
+
+def test_local_wins_puts_the_open_draft_on_the_tracking_row(rdm, provider):
+    harvest_into_rdm(provider)  # the harvester row the tracking rows belong to
+    writer = RecordWriter(
+        harvester_id="test",
+        target=DraftsServiceTarget(
+            rdm, system_identity, harvester_id="test", local_drafts="local-wins"
+        ),
+        transformer=MinimalRDMTransformer(),
+    )
+    writer.write_batch([_dc_record("oai:x:1", "2024-01-01", "First title")])
+    pid = tracking()["oai:x:1"].local_pid
+    rdm.edit(system_identity, pid)
+
+    counts = writer.write_batch([_dc_record("oai:x:1", "2024-02-01", "Second title")])
+
+    assert (counts.updated, counts.failed) == (0, 1)
+    row = tracking()["oai:x:1"]
+    assert row.local_pid == pid
+    assert "A local draft is open" in row.errors[0] and "(local wins)" in row.errors[0]
+    assert rdm.read(system_identity, pid).data["metadata"]["title"] == "First title"
+    assert open_drafts() == 1  # the user's draft is left alone
