@@ -17,7 +17,8 @@ install() {
         "$PYTHON" -m venv "$VENV"
     fi
     "$VENV/bin/python" -m pip install --quiet --upgrade pip wheel
-    "$VENV/bin/python" -m pip install --quiet -e ".[tests,benchmark]"
+    # rdm: InvenioRDM as a harvest target (tests/rdm); the plain-service path does not need it.
+    "$VENV/bin/python" -m pip install --quiet -e ".[tests,benchmark,rdm]"
     # Test and demo support: the sample target, the theme.config of the built admin panel.
     "$VENV/bin/python" -m pip install --quiet -e tests/support
 }

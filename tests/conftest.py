@@ -33,6 +33,8 @@ TEST_CONFIG = {
     # Harvesters in tests point at made-up or local endpoints; tests of the preflight check
     # through the service turn it on themselves.
     "OAI_HARVESTER_PREFLIGHT_CHECK": False,
+    # invenio-oaiserver (installed with the rdm extra) warns at boot without it.
+    "OAISERVER_ID_PREFIX": "oaiharvest-test",
 }
 
 

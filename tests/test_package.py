@@ -51,3 +51,31 @@ def test_the_check_sees_a_relative_import_of_the_test_support(tmp_path):
         assert "oarepo_oaipmh_harvester.testing.sample_records" in _imports(fake)
     finally:
         fake.unlink()
+
+
+DRAFT_PACKAGES = ("invenio_rdm_records", "invenio_drafts_resources")
+
+
+def test_only_the_drafts_adapter_imports_rdm():
+    """The plain-service path works without the ``rdm`` extra."""
+    drafts = PACKAGE / "harvest" / "targets" / "drafts.py"
+    offenders = {
+        str(path.relative_to(PACKAGE)): sorted(n for n in names if n.startswith(DRAFT_PACKAGES))
+        for path in PACKAGE.rglob("*.py")
+        if path != drafts
+        for names in [_imports(path)]
+        if any(n.startswith(DRAFT_PACKAGES) for n in names)
+    }
+    assert offenders == {}
+
+
+def test_the_engine_imports_without_rdm():
+    import subprocess
+    import sys
+
+    blocked = "; ".join(f"sys.modules[{name!r}] = None" for name in DRAFT_PACKAGES)
+    code = (
+        f"import sys; {blocked}; "
+        "import oarepo_oaipmh_harvester.harvest.assembly, oarepo_oaipmh_harvester.harvest.targets"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -262,7 +262,8 @@ class RecordWriter:
                     counts.deleted += 1
                 else:
                     counts.unchanged += 1  # a tombstone we never had a record for
-                row["local_pid"] = None
+                if not self.target.keeps_deleted_pids:
+                    row["local_pid"] = None
             else:
                 if data is None:
                     data = self.transformer.transform(record)

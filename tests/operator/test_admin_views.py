@@ -10,6 +10,8 @@ from factories import SAMPLE_TARGET, harvester_data, job_type_id
 from lxml import html
 from operator_helpers import path_of, track
 
+from oarepo_oaipmh_harvester.services.targets import writable_target_ids
+
 PANEL = "/administration"
 
 
@@ -169,8 +171,11 @@ def test_create_and_edit_forms_and_the_calls_they_make(
         "id": users.manager.user.id,
         "title_l10n": f"manager@example.org (id {users.manager.user.id})",
     } in managers["options"]
-    # Targets are a choice of writable records services, not free text.
-    assert fields["target"]["options"] == [{"id": SAMPLE_TARGET, "title_l10n": SAMPLE_TARGET}]
+    # Targets are a choice of writable records services, not free text (with the rdm extra
+    # installed, InvenioRDM's services are among them).
+    writable = writable_target_ids()
+    assert SAMPLE_TARGET in writable
+    assert fields["target"]["options"] == [{"id": i, "title_l10n": i} for i in writable]
     assert "&lt;id&gt;" in fields["id"]["description"]  # shown as HTML: <id> escaped
 
     # The form posts to the API; a failing preflight check comes back on its field.

@@ -55,6 +55,12 @@ class TargetAdapter(abc.ABC):
         """Remove the local record `pid`; a record that is already gone is not an error."""
 
     @property
+    def keeps_deleted_pids(self) -> bool:
+        """Whether a deleted record stays under its pid (a tombstone that can be restored):
+        then the tracking row keeps the pid, and a record that comes back updates it."""
+        return False
+
+    @property
     def supports_bulk(self) -> bool:
         """Whether :meth:`write_many` may be used (asked once per adapter)."""
         return False

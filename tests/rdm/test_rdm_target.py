@@ -1,0 +1,313 @@
+"""Harvests into the real InvenioRDM records service through the drafts adapter."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("invenio_rdm_records")
+
+from factories import make_harvester
+from invenio_access.permissions import system_identity
+from invenio_db import db
+from invenio_rdm_records.records.api import RDMDraft, RDMRecord
+from invenio_rdm_records.services.errors import RecordDeletedException
+from invenio_records_resources.proxies import current_service_registry
+from invenio_search.proxies import current_search, current_search_client
+from invenio_search.utils import build_alias_name
+from lxml import etree
+
+from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
+from oarepo_oaipmh_harvester.harvest.targets import RecordsServiceTarget, adapter_for
+from oarepo_oaipmh_harvester.harvest.targets.drafts import (
+    DraftsServiceTarget,
+    LocalDraftOpen,
+    LocalDraftPolicy,
+)
+from oarepo_oaipmh_harvester.harvest.unit_of_work import BulkIndexingUnitOfWork
+from oarepo_oaipmh_harvester.harvest.window import SinceSource
+from oarepo_oaipmh_harvester.harvest.writer import RecordWriter
+from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
+from oarepo_oaipmh_harvester.protocol.records import OAIRecord
+
+from .conftest import RDM_TARGET, TRANSFORMER
+from .transform import MinimalRDMTransformer
+
+
+def tracking() -> dict[str, OAIHarvestedRecord]:
+    db.session.expire_all()
+    rows = db.session.scalars(
+        db.select(OAIHarvestedRecord).where(OAIHarvestedRecord.harvester_id == "test")
+    )
+    return {row.oai_identifier: row for row in rows}
+
+
+def published_titles(service) -> dict[str, str]:
+    """pid -> title of every published record the search finds."""
+    current_search.flush_and_refresh(RDMRecord.index._name)
+    result = service.search(system_identity, size=100)
+    return {hit["id"]: hit["metadata"]["title"] for hit in result.hits}
+
+
+def open_drafts() -> int:
+    """Drafts in the database that are not soft-deleted (publishing soft-deletes ours), and
+    the same count in the drafts index (a published draft's document is removed)."""
+    model = RDMDraft.model_cls
+    in_database = db.session.query(model).filter(model.is_deleted.is_(False)).count()
+    current_search.flush_and_refresh(RDMDraft.index._name)
+    indexed = current_search_client.count(index=build_alias_name(RDMDraft.index._name))["count"]
+    assert indexed == in_database
+    return in_database
+
+
+def harvest_into_rdm(provider) -> None:
+    make_harvester(provider.base_url, target=RDM_TARGET, transformer=TRANSFORMER, batch_size=4)
+
+
+def harvest_again(corpus):
+    corpus.advance_clock(hours=1)
+    return run_harvest("test", since_source=SinceSource.WATERMARK)
+
+
+def test_adapter_is_chosen_from_the_service(rdm):
+    assert isinstance(adapter_for(rdm, system_identity), DraftsServiceTarget)
+    sample = current_service_registry.get("oai-sample-records")
+    assert isinstance(adapter_for(sample, system_identity), RecordsServiceTarget)
+    assert adapter_for(rdm, system_identity).supports_bulk is False
+
+
+def test_full_harvest_publishes_every_live_record(rdm, provider, corpus):
+    harvest_into_rdm(provider)
+    summary = run_harvest("test")
+
+    assert summary.succeeded and summary.counts.created == 6
+    titles = published_titles(rdm)
+    rows = tracking()
+    assert {row.local_pid for row in rows.values()} == set(titles)
+    for identifier, row in rows.items():
+        assert titles[row.local_pid] == corpus.get(identifier).metadata["title"][0]
+    assert open_drafts() == 0
+
+
+def test_source_edit_adds_a_revision_to_the_same_record(rdm, provider, corpus):
+    harvest_into_rdm(provider)
+    run_harvest("test")
+    identifier = sorted(corpus.live_identifiers())[0]
+    pid = tracking()[identifier].local_pid
+    revision = rdm.read(system_identity, pid).data["revision_id"]
+
+    corpus.advance_clock(minutes=5)
+    corpus.update(identifier, metadata={**corpus.get(identifier).metadata, "title": ["Edited"]})
+    summary = harvest_again(corpus)
+
+    assert (summary.counts.updated, summary.counts.created) == (1, 0)
+    assert tracking()[identifier].local_pid == pid
+    after = rdm.read(system_identity, pid)
+    assert after.data["metadata"]["title"] == "Edited"
+    assert after.data["revision_id"] > revision
+    assert after.data["versions"]["index"] == 1  # a revision, not a new version
+    assert open_drafts() == 0
+
+
+def test_tombstone_then_restore_under_the_same_pid(rdm, provider, corpus):
+    harvest_into_rdm(provider)
+    run_harvest("test")
+    identifier = sorted(corpus.live_identifiers())[1]
+    pid = tracking()[identifier].local_pid
+
+    corpus.advance_clock(minutes=5)
+    corpus.delete(identifier)
+    summary = harvest_again(corpus)
+
+    assert summary.counts.deleted == 1
+    with pytest.raises(RecordDeletedException):
+        rdm.read(system_identity, pid)
+    tombstone = rdm.read(system_identity, pid, include_deleted=True).data["tombstone"]
+    assert "OAI-PMH source" in tombstone["note"] and "test" in tombstone["note"]
+    row = tracking()[identifier]
+    assert row.deleted and row.local_pid == pid  # the pid is kept to restore it
+
+    corpus.advance_clock(minutes=5)
+    corpus.update(
+        identifier, metadata={"title": ["Back again"], "creator": ["Novák, Jan"], "date": ["2021"]}
+    )
+    summary = harvest_again(corpus)
+
+    assert (summary.counts.updated, summary.counts.created) == (1, 0)
+    restored = rdm.read(system_identity, pid)
+    assert restored.data["metadata"]["title"] == "Back again"
+    assert tracking()[identifier].local_pid == pid
+    assert pid in published_titles(rdm)
+    assert open_drafts() == 0
+
+
+def test_local_open_draft_is_replaced_when_harvest_wins(rdm, provider, corpus):
+    harvest_into_rdm(provider)
+    run_harvest("test")
+    identifier = sorted(corpus.live_identifiers())[2]
+    pid = tracking()[identifier].local_pid
+    draft = rdm.edit(system_identity, pid).data
+    rdm.update_draft(
+        system_identity, pid, {**draft, "metadata": {**draft["metadata"], "title": "Local"}}
+    )
+    assert open_drafts() == 1
+
+    corpus.advance_clock(minutes=5)
+    corpus.update(identifier, metadata={**corpus.get(identifier).metadata, "title": ["Harvested"]})
+    summary = harvest_again(corpus)
+
+    assert summary.counts.updated == 1 and summary.succeeded
+    assert rdm.read(system_identity, pid).data["metadata"]["title"] == "Harvested"
+    assert open_drafts() == 0
+
+
+def test_local_open_draft_is_reported_when_local_wins(rdm, provider, corpus):
+    harvest_into_rdm(provider)
+    run_harvest("test")
+    pid = tracking()[sorted(corpus.live_identifiers())[3]].local_pid
+    published = rdm.read(system_identity, pid).data
+    rdm.edit(system_identity, pid)
+    adapter = DraftsServiceTarget(
+        rdm, system_identity, harvester_id="test", local_drafts=LocalDraftPolicy.LOCAL_WINS
+    )
+    data = {key: published[key] for key in ("access", "files", "metadata")}
+
+    with (
+        BulkIndexingUnitOfWork(db.session) as uow,
+        pytest.raises(LocalDraftOpen, match=r"local draft is open .* \(local wins\)"),
+    ):
+        adapter.update(pid, {**data, "metadata": {**data["metadata"], "title": "Harvested"}}, uow)
+
+    assert (
+        rdm.read(system_identity, pid).data["metadata"]["title"] == published["metadata"]["title"]
+    )
+    assert adapter.read(pid)["id"] == pid
+
+
+def test_invalid_record_leaves_no_draft_and_its_error_on_its_row(rdm, provider, corpus):
+    corpus.add(
+        "oai:example.org:invalid",
+        {"title": ["ab"], "creator": ["Novák, Jan"], "date": ["2020"]},
+        datestamp=corpus.now(),
+    )
+    harvest_into_rdm(provider)
+    summary = run_harvest("test")
+
+    assert (summary.counts.created, summary.counts.failed) == (6, 1)
+    row = tracking()["oai:example.org:invalid"]
+    assert row.local_pid is None
+    assert "Validation failed" in row.errors[0] and "title" in row.errors[0]
+    assert open_drafts() == 0
+    assert len(published_titles(rdm)) == 6
+
+
+def test_invalid_source_edit_keeps_the_published_record(rdm, provider, corpus):
+    harvest_into_rdm(provider)
+    run_harvest("test")
+    identifier = sorted(corpus.live_identifiers())[4]
+    pid = tracking()[identifier].local_pid
+    title = rdm.read(system_identity, pid).data["metadata"]["title"]
+
+    corpus.advance_clock(minutes=5)
+    corpus.update(identifier, metadata={**corpus.get(identifier).metadata, "title": ["ab"]})
+    summary = harvest_again(corpus)
+
+    assert (summary.counts.updated, summary.counts.failed) == (0, 1)
+    assert rdm.read(system_identity, pid).data["metadata"]["title"] == title
+    row = tracking()[identifier]
+    assert row.local_pid == pid and "Validation failed" in row.errors[0]
+    assert open_drafts() == 0
+
+
+def test_reindex_sends_every_published_record_again(rdm, provider, corpus):
+    harvest_into_rdm(provider)
+    run_harvest("test")
+
+    summary = run_harvest("test", reindex=True)
+
+    assert summary.counts.reindexed == 6 and summary.succeeded
+    assert len(published_titles(rdm)) == 6
+
+
+def test_adapter_deletes_idempotently_and_recreates_a_vanished_pid(rdm):
+    adapter = DraftsServiceTarget(rdm, system_identity, harvester_id="test")
+    data = {
+        "access": {"record": "public", "files": "public"},
+        "files": {"enabled": False},
+        "metadata": {
+            "resource_type": {"id": "publication"},
+            "creators": [{"person_or_org": {"type": "personal", "family_name": "Novák"}}],
+            "title": "A direct write",
+            "publication_date": "2020-06",
+        },
+    }
+    with BulkIndexingUnitOfWork(db.session) as uow:
+        pid, created = adapter.upsert("no-such-pid", data, uow)
+        assert created and adapter.read(pid)["metadata"]["title"] == "A direct write"
+        adapter.delete(pid, uow)
+        adapter.delete(pid, uow)  # a tombstone already: nothing to do
+        adapter.delete("no-such-pid", uow)
+        assert adapter.read(pid) is None
+        uow.commit()
+    assert adapter.keeps_deleted_pids
+    tombstone = rdm.read(system_identity, pid, include_deleted=True).data
+    assert tombstone["deletion_status"]["is_deleted"]
+
+
+def test_reconciliation_leaves_a_tombstone_and_a_return_restores_it(rdm, corpus):
+    from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
+
+    with OAIPMHProvider(corpus, page_size=4, deleted_record="no") as provider:
+        harvest_into_rdm(provider)
+        run_harvest("test")
+        identifier = sorted(corpus.live_identifiers())[0]
+        pid = tracking()[identifier].local_pid
+        metadata = corpus.get(identifier).metadata
+        corpus.purge(identifier)  # 1 of 6: under the 20 % limit
+        corpus.advance_clock(hours=1)
+
+        full = run_harvest("test", full=True)
+
+        assert full.reconciled and full.counts.deleted == 1
+        with pytest.raises(RecordDeletedException):
+            rdm.read(system_identity, pid)
+        assert tracking()[identifier].local_pid == pid
+
+        corpus.add(identifier, metadata)
+        summary = harvest_again(corpus)
+
+    assert (summary.counts.updated, summary.counts.created) == (1, 0)
+    assert rdm.read(system_identity, pid).data["metadata"]["title"] == metadata["title"][0]
+    assert open_drafts() == 0
+
+
+def _dc_record(identifier: str, datestamp: str, title: str) -> OAIRecord:
+    dc = etree.fromstring(
+        '<oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/"'
+        ' xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        f"<dc:title>{title}</dc:title><dc:creator>Novák, Jan</dc:creator>"
+        "<dc:date>2020-06-01</dc:date></oai_dc:dc>"
+    )
+    return OAIRecord(identifier, datestamp, False, (), metadata=dc, xml="<record/>")
+
+
+def test_local_wins_puts_the_open_draft_on_the_tracking_row(rdm, provider):
+    harvest_into_rdm(provider)  # the harvester row the tracking rows belong to
+    writer = RecordWriter(
+        harvester_id="test",
+        target=DraftsServiceTarget(
+            rdm, system_identity, harvester_id="test", local_drafts="local-wins"
+        ),
+        transformer=MinimalRDMTransformer(),
+    )
+    writer.write_batch([_dc_record("oai:x:1", "2024-01-01", "First title")])
+    pid = tracking()["oai:x:1"].local_pid
+    rdm.edit(system_identity, pid)
+
+    counts = writer.write_batch([_dc_record("oai:x:1", "2024-02-01", "Second title")])
+
+    assert (counts.updated, counts.failed) == (0, 1)
+    row = tracking()["oai:x:1"]
+    assert row.local_pid == pid
+    assert "A local draft is open" in row.errors[0] and "(local wins)" in row.errors[0]
+    assert rdm.read(system_identity, pid).data["metadata"]["title"] == "First title"
+    assert open_drafts() == 1  # the user's draft is left alone
