@@ -90,6 +90,8 @@ TYPE_KEYWORDS: dict[str, tuple[str, ...]] = {
     "poster": ("poster",),
 }
 
+RELATION_TYPES = ("isrelatedto", "other")  # relation types tried for dc:relation, in order
+
 LEVEL0_EDTF = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?(/\d{4}(-\d{2}(-\d{2})?)?)?$")
 
 # identifier schemes in the order they are preferred when idutils detects several (an ISBN
@@ -572,9 +574,14 @@ class DublinCoreRDMTransformer:
     def _relations(self, values: list[str], metadata: dict[str, Any]) -> None:
         if not values:
             return
-        if not self.vocabularies.exists("relationtypes", "isrelatedto"):
+        # dc:relation says only "related"; RDM's relation types (DataCite 4.5) have no
+        # IsRelatedTo, but an instance may add it, and DataCite's "Other" is the honest rest.
+        relation = next(
+            (r for r in RELATION_TYPES if self.vocabularies.exists("relationtypes", r)), None
+        )
+        if relation is None:
             self.last_warnings.extend(
-                f"dc:relation {value!r}: no relation type 'isrelatedto'; dropped."
+                f"dc:relation {value!r}: no relation type {' or '.join(RELATION_TYPES)}; dropped."
                 for value in values
             )
             return
@@ -589,7 +596,7 @@ class DublinCoreRDMTransformer:
                 {
                     "identifier": doi or value.strip(),
                     "scheme": scheme,
-                    "relation_type": {"id": "isrelatedto"},
+                    "relation_type": {"id": relation},
                 }
             )
         if related:
