@@ -250,6 +250,26 @@ def test_types_by_keyword_and_an_embargo(rdm_dc, transformer):
     assert record["access"]["files"] == "restricted"
 
 
+def test_without_external_dois_the_doi_is_an_identifier(rdm_dc, app, monkeypatch):
+    """RDM's default config: no doi scheme unless DataCite or Crossref is enabled."""
+    from invenio_rdm_records import config as rdm_config
+
+    monkeypatch.setitem(
+        app.config, "RDM_PERSISTENT_IDENTIFIERS", rdm_config.RDM_PERSISTENT_IDENTIFIERS
+    )
+    transformer = DublinCoreRDMTransformer()
+    data = transformer.transform(dc_record(RICH))
+    assert "pids" not in data
+
+    record = publish(rdm_dc, data)
+
+    assert "doi" not in record["pids"]
+    assert record["metadata"]["identifiers"][0] == {
+        "identifier": "10.1234/spectral.2021",
+        "scheme": "doi",
+    }
+
+
 @pytest.mark.parametrize(
     ("missing", "message"),
     [("date", "no dc:date in EDTF form"), ("creator", "no dc:creator"), ("title", "no dc:title")],
