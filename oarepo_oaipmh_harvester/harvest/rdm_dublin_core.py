@@ -331,8 +331,9 @@ class DublinCoreRDMTransformer:
 
     def transform(self, record: OAIRecord) -> dict[str, Any]:
         """Raise TransformError when a field RDM requires is missing or unusable."""
-        dc = DublinCoreTransformer().transform(record)["metadata"]
+        # Reset first: a record that fails must not show the warnings of the one before.
         self.last_warnings = warnings = []
+        dc = DublinCoreTransformer().transform(record)["metadata"]
         metadata: dict[str, Any] = {}
         data: dict[str, Any] = {"files": {"enabled": False}, "metadata": metadata}
 
@@ -459,8 +460,10 @@ class DublinCoreRDMTransformer:
                 f"dc:type {', '.join(map(repr, unmatched))}: no matching resource type; "
                 f"using the default {default!r}."
             )
-        elif not values:
-            self.last_warnings.append(f"No dc:type; using the default {default!r}.")
+        else:  # none at all, or only eu-repo version terms
+            self.last_warnings.append(
+                f"No dc:type names a resource type; using the default {default!r}."
+            )
         return default
 
     def _eurepo_type(self, uri: str, term: str) -> str | None:
@@ -559,6 +562,8 @@ class DublinCoreRDMTransformer:
                 # provider "external": the DOI is registered elsewhere; RDM must not mint.
                 data["pids"] = {"doi": {"identifier": doi, "provider": "external"}}
                 continue
+            if doi and doi.lower() == _pid_doi(data):
+                continue  # the same DOI written another way (doi:, https://doi.org/)
             if value.strip() == record.identifier:
                 continue  # the OAI identifier is the tracking row's, not the record's
             scheme = "doi" if doi else identifier_scheme(value, self._identifier_schemes)
@@ -566,7 +571,8 @@ class DublinCoreRDMTransformer:
                 self.last_warnings.append(f"dc:identifier {value!r}: scheme unknown; dropped.")
                 continue
             entry = {"identifier": doi or value.strip(), "scheme": scheme}
-            if entry not in identifiers:
+            # DOIs are case-insensitive: one written twice is kept once.
+            if not any(_same_identifier(entry, known) for known in identifiers):
                 identifiers.append(entry)
         if identifiers:
             data["metadata"]["identifiers"] = identifiers
@@ -627,6 +633,19 @@ def _keyword(value: str) -> str:
     """A free-text type as a TYPE_KEYWORDS key: lower case, single spaces, no DCMI URI."""
     value = value.strip().removeprefix("http://purl.org/dc/dcmitype/")
     return " ".join(value.lower().replace("_", " ").split())
+
+
+def _same_identifier(one: dict[str, str], other: dict[str, str]) -> bool:
+    if one["scheme"] != other["scheme"]:
+        return False
+    if one["scheme"] == "doi":
+        return one["identifier"].lower() == other["identifier"].lower()
+    return one["identifier"] == other["identifier"]
+
+
+def _pid_doi(data: dict[str, Any]) -> str | None:
+    doi = data.get("pids", {}).get("doi", {}).get("identifier")
+    return doi.lower() if doi else None
 
 
 def _external_doi_enabled(config: Any) -> bool:

@@ -54,6 +54,7 @@ RICH: dict[str, list[str]] = {
     ],
     "identifier": [
         "https://doi.org/10.1234/spectral.2021",
+        "doi:10.1234/SPECTRAL.2021",
         "978-3-16-148410-0",
         "https://repository.example.org/records/42",
     ],
@@ -264,10 +265,19 @@ def test_without_external_dois_the_doi_is_an_identifier(rdm_dc, app, monkeypatch
     record = publish(rdm_dc, data)
 
     assert "doi" not in record["pids"]
-    assert record["metadata"]["identifiers"][0] == {
-        "identifier": "10.1234/spectral.2021",
-        "scheme": "doi",
-    }
+    assert [i for i in record["metadata"]["identifiers"] if i["scheme"] == "doi"] == [
+        {"identifier": "10.1234/spectral.2021", "scheme": "doi"}
+    ]
+
+
+def test_a_version_is_not_a_type(rdm_dc, transformer):
+    data = transformer.transform(
+        dc_record({**RICH, "type": ["info:eu-repo/semantics/acceptedVersion"]})
+    )
+    assert data["metadata"]["resource_type"] == {"id": "publication"}
+    assert "No dc:type names a resource type; using the default 'publication'." in (
+        transformer.last_warnings
+    )
 
 
 @pytest.mark.parametrize(
