@@ -30,6 +30,7 @@ from oarepo_oaipmh_harvester.harvest.transformers import (
     TransformError,
     with_transform_warnings,
 )
+from oarepo_oaipmh_harvester.harvest.window import SinceSource
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
@@ -338,3 +339,19 @@ def test_harvest_publishes_mappable_records_and_reports_the_undated_one(rdm_dc, 
     assert flyer["metadata"]["resource_type"]["id"] == "publication"
     rich = rdm_dc.read(system_identity, rows["oai:example.org:rich"].local_pid).to_dict()
     assert rich["pids"]["doi"]["identifier"] == "10.1234/spectral.2021"
+
+
+def test_a_changed_source_record_keeps_its_external_doi(rdm_dc, provider, corpus):
+    make_harvester(provider.base_url, target=RDM_TARGET, transformer=TRANSFORMER)
+    run_harvest("test")
+    corpus.advance_clock(minutes=5)
+    corpus.update("oai:example.org:rich", metadata={**RICH, "title": ["Spectral models, 2nd ed."]})
+
+    summary = run_harvest("test", since_source=SinceSource.WATERMARK)
+
+    assert (summary.counts.updated, summary.counts.failed) == (1, 1)  # the undated one again
+    db.session.expire_all()
+    row = db.session.get(OAIHarvestedRecord, ("test", "oai:example.org:rich"))
+    record = rdm_dc.read(system_identity, row.local_pid).to_dict()
+    assert record["metadata"]["title"] == "Spectral models, 2nd ed."
+    assert record["pids"]["doi"] == {"identifier": "10.1234/spectral.2021", "provider": "external"}
