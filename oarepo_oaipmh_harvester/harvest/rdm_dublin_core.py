@@ -312,8 +312,17 @@ class DublinCoreRDMTransformer:
         default_resource_type: str | None = None,
         default_contributor_role: str | None = None,
     ) -> None:
+        from importlib.util import find_spec
+
         from flask import current_app
 
+        if find_spec("invenio_rdm_records") is None:
+            # The entry point exists in every install; say so once, at the start of the run,
+            # rather than an ImportError on every record.
+            raise RuntimeError(
+                "The oai_dc_rdm transformer needs InvenioRDM: "
+                "pip install oarepo-oaipmh-harvester[rdm]."
+            )
         config = current_app.config
         self.default_resource_type = default_resource_type or config.get(
             DEFAULT_RESOURCE_TYPE_KEY, "publication"
