@@ -1,7 +1,8 @@
 """Transformers turn a parsed OAI-PMH record into the data dict of the target service.
 
 Decision owned here: which transformer a name stands for (configuration first, then entry
-points) and what the built-in ``oai_dc`` one makes of Dublin Core.
+points), how a transformer reports warnings, and what the built-in ``oai_dc`` one makes of
+Dublin Core.
 """
 
 from __future__ import annotations
@@ -30,6 +31,25 @@ class Transformer(Protocol):
     def transform(self, record: OAIRecord) -> dict[str, Any]:
         """Return the data dict for the target service (raise TransformError if impossible)."""
         ...
+
+
+def transform_warnings(transformer: Transformer) -> list[str]:
+    """Warnings of the record `transformer` transformed last (values it could not map).
+
+    A transformer that maps values lossily sets ``last_warnings`` (a list of strings) in each
+    ``transform`` call; they belong on that record's tracking row next to the protocol's
+    warnings. An attribute rather than a key in the returned data, so that data reaches the
+    target service unchanged even where the writer does not read it.
+    """
+    return list(getattr(transformer, "last_warnings", None) or ())
+
+
+def with_transform_warnings(
+    warnings: list[str] | None, transformer: Transformer
+) -> list[str] | None:
+    """`warnings` of a tracking row with the transformer's ones added (None when empty)."""
+    merged = [*(warnings or ()), *transform_warnings(transformer)]
+    return merged or None
 
 
 class DublinCoreTransformer:
@@ -63,7 +83,7 @@ class TransformerRegistry:
             ep.name: ep for ep in entry_points(group=TRANSFORMERS_ENTRY_POINT_GROUP)
         }
         self._factories.update(configured or {})
-        self._instances: dict[str, Transformer] = {}
+        self._loaded: dict[str, Any] = {}  # name -> loaded class or instance
 
     def names(self) -> list[str]:
         """Names an operator may choose from."""
@@ -73,8 +93,13 @@ class TransformerRegistry:
         return name in self._factories
 
     def get(self, name: str) -> Transformer:
-        """The transformer registered under `name` (KeyError names the known ones)."""
-        if name not in self._instances:
+        """The transformer registered under `name` (KeyError names the known ones).
+
+        A class is instantiated on every call: each writer (one per run, or per batch task)
+        gets its own instance, so a transformer's caches (vocabulary look-ups) and its
+        ``last_warnings`` live for one run and are never shared between threads.
+        """
+        if name not in self._loaded:
             try:
                 factory = self._factories[name]
             except KeyError:
@@ -85,5 +110,6 @@ class TransformerRegistry:
                 factory = factory.load()
             elif isinstance(factory, str):
                 factory = import_string(factory)
-            self._instances[name] = factory() if isinstance(factory, type) else factory
-        return self._instances[name]
+            self._loaded[name] = factory
+        factory = self._loaded[name]
+        return factory() if isinstance(factory, type) else factory

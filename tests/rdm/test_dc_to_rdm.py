@@ -1,0 +1,357 @@
+"""The ``oai_dc_rdm`` transformer against the real RDM records service and vocabularies."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+pytest.importorskip("invenio_rdm_records")
+
+from factories import make_harvester
+from invenio_access.permissions import system_identity
+from invenio_db import db
+from lxml import etree
+
+from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
+from oarepo_oaipmh_harvester.harvest.rdm_dublin_core import (
+    DublinCoreRDMTransformer,
+    bibliographic_to_terminology,
+    comparable_url,
+    doi_of,
+    identifier_scheme,
+    language_candidates,
+    level0_date,
+    person_or_org,
+)
+from oarepo_oaipmh_harvester.harvest.transformers import (
+    DC_NAMESPACE,
+    TransformError,
+    with_transform_warnings,
+)
+from oarepo_oaipmh_harvester.harvest.window import SinceSource
+from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
+from oarepo_oaipmh_harvester.protocol.records import OAIRecord
+from oarepo_oaipmh_harvester.testing.corpus import Corpus
+
+from . import vocabulary_entries
+from .conftest import RDM_TARGET
+
+TRANSFORMER = "oai_dc_rdm"
+OAI_DC = "http://www.openarchives.org/OAI/2.0/oai_dc/"
+
+RICH: dict[str, list[str]] = {
+    "title": ["Spectral lattice models", "Spektrale Gittermodelle", "Modèles spectraux"],
+    "creator": ["Novák, Jan", "Müller, Anna", "CERN"],
+    "contributor": ["Svoboda, Petr"],
+    "date": ["2021-03-04T10:00:00Z", "2020"],
+    "type": ["info:eu-repo/semantics/article", "info:eu-repo/semantics/publishedVersion"],
+    "language": ["en", "ger"],
+    "rights": [
+        "http://creativecommons.org/licenses/by/4.0/legalcode",
+        "info:eu-repo/semantics/openAccess",
+        "Copyright the authors",
+    ],
+    "identifier": [
+        "https://doi.org/10.1234/spectral.2021",
+        "doi:10.1234/SPECTRAL.2021",
+        "978-3-16-148410-0",
+        "https://repository.example.org/records/42",
+    ],
+    "relation": ["10.5555/journal.issue.7", "see the journal issue"],
+    "subject": ["lattice", "spectral analysis"],
+    "description": ["We study spectral lattice models.", "Second description, in English."],
+    "publisher": ["Example University Press"],
+}
+
+
+def dc_record(metadata: dict[str, list[str]], identifier: str = "oai:example.org:1") -> OAIRecord:
+    """An OAIRecord whose metadata is the ``oai_dc:dc`` element of `metadata`."""
+    root = etree.Element(f"{{{OAI_DC}}}dc", nsmap={"oai_dc": OAI_DC, "dc": DC_NAMESPACE})
+    for name, values in metadata.items():
+        for value in values:
+            etree.SubElement(root, f"{{{DC_NAMESPACE}}}{name}").text = value
+    return OAIRecord(identifier, "2024-01-01T00:00:00Z", False, (), metadata=root)
+
+
+# -- helpers, no application -----------------------------------------------------------------
+def test_mapping_helpers():
+    assert person_or_org("Novák, Jan") == {
+        "type": "personal",
+        "family_name": "Novák",
+        "given_name": "Jan",
+    }
+    assert person_or_org("Plato,") == {"type": "personal", "family_name": "Plato"}
+    assert person_or_org("CERN") == {"type": "organizational", "name": "CERN"}
+    assert level0_date("2021-03-04T10:00:00Z") == "2021-03-04"
+    assert level0_date("2019/2020") == "2019/2020"
+    for refused in ("2020~", "ca. 1850", "2020-13", "unknown"):
+        assert level0_date(refused) is None
+    assert bibliographic_to_terminology("ger") == "deu"
+    assert bibliographic_to_terminology("cze") == "ces"
+    assert language_candidates("de-AT") == (None, "de")
+    assert language_candidates("German") == ("deu", None)
+    assert doi_of("doi:10.1234/ABC") == doi_of("https://doi.org/10.1234/ABC") == "10.1234/ABC"
+    assert doi_of("978-3-16-148410-0") is None
+    assert identifier_scheme("978-3-16-148410-0") == "isbn"
+    assert identifier_scheme("https://example.org/x") == "url"
+    assert identifier_scheme("see the journal issue") is None
+    assert comparable_url("http://www.creativecommons.org/licenses/by/4.0/legalcode") == (
+        comparable_url("https://creativecommons.org/licenses/by/4.0/")
+    )
+    assert with_transform_warnings(None, object()) is None
+
+
+# -- against the RDM app ---------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def app_config(app_config):
+    """External DOIs on (RDM drops the doi scheme unless DataCite or Crossref is enabled);
+    the transformer registered by configuration (this venv's entry points are another
+    worktree's)."""
+    from invenio_rdm_records import config as rdm_config
+
+    pids = rdm_config.RDM_PERSISTENT_IDENTIFIERS
+    app_config["RDM_PERSISTENT_IDENTIFIERS"] = {
+        **pids,
+        "doi": {
+            **pids["doi"],
+            "providers": ["external"],
+            "required": False,
+            "is_enabled": lambda app: True,
+        },
+    }
+    app_config["OAI_HARVESTER_TRANSFORMERS"] = {
+        **app_config["OAI_HARVESTER_TRANSFORMERS"],
+        TRANSFORMER: DublinCoreRDMTransformer,
+    }
+    return app_config
+
+
+@pytest.fixture(scope="module")
+def dc_vocabularies(rdm_vocabularies):
+    vocabulary_entries.load()
+
+
+@pytest.fixture()
+def rdm_dc(rdm, dc_vocabularies):
+    return rdm
+
+
+@pytest.fixture()
+def transformer(rdm_dc) -> DublinCoreRDMTransformer:
+    from oarepo_oaipmh_harvester.proxies import current_oai_harvester
+
+    return current_oai_harvester.transformers.get(TRANSFORMER)
+
+
+def publish(service, data: dict[str, Any]) -> dict[str, Any]:
+    """Create a draft, insist on no errors, publish, return the published record."""
+    draft = service.create(system_identity, data)
+    assert draft.errors == [], draft.errors
+    return service.publish(system_identity, draft.id).to_dict()
+
+
+def test_rich_record_is_published_with_every_value(rdm_dc, transformer):
+    data = transformer.transform(dc_record(RICH))
+    assert transformer.last_warnings == [
+        "dc:relation 'see the journal issue': scheme unknown; dropped."
+    ]
+
+    record = publish(rdm_dc, data)
+
+    metadata = record["metadata"]
+    assert metadata["title"] == "Spectral lattice models"
+    assert [(t["title"], t["type"]["id"]) for t in metadata["additional_titles"]] == [
+        ("Spektrale Gittermodelle", "alternative-title"),
+        ("Modèles spectraux", "alternative-title"),
+    ]
+    assert [c["person_or_org"] for c in metadata["creators"]] == [
+        {"type": "personal", "family_name": "Novák", "given_name": "Jan", "name": "Novák, Jan"},
+        {"type": "personal", "family_name": "Müller", "given_name": "Anna", "name": "Müller, Anna"},
+        {"type": "organizational", "name": "CERN"},
+    ]
+    assert metadata["contributors"][0]["role"]["id"] == "other"
+    assert metadata["contributors"][0]["person_or_org"]["family_name"] == "Svoboda"
+    assert metadata["publication_date"] == "2021-03-04"
+    assert [(d["date"], d["type"]["id"]) for d in metadata["dates"]] == [("2020", "other")]
+    assert metadata["resource_type"]["id"] == "publication-article"
+    assert [lang["id"] for lang in metadata["languages"]] == ["eng", "deu"]
+    assert [r.get("id") for r in metadata["rights"]] == ["cc-by-4.0", None]
+    assert metadata["rights"][1]["title"] == {"en": "Copyright the authors"}
+    assert record["access"]["record"] == "public" and record["access"]["files"] == "public"
+    assert record["files"]["enabled"] is False
+    assert record["pids"]["doi"] == {"identifier": "10.1234/spectral.2021", "provider": "external"}
+    assert metadata["identifiers"] == [
+        {"identifier": "978-3-16-148410-0", "scheme": "isbn"},
+        {"identifier": "https://repository.example.org/records/42", "scheme": "url"},
+    ]
+    assert [
+        (r["identifier"], r["scheme"], r["relation_type"]["id"])
+        for r in metadata["related_identifiers"]
+    ] == [("10.5555/journal.issue.7", "doi", "other")]
+    assert [s["subject"] for s in metadata["subjects"]] == ["lattice", "spectral analysis"]
+    assert metadata["description"] == "We study spectral lattice models."
+    assert [(d["description"], d["type"]["id"]) for d in metadata["additional_descriptions"]] == [
+        ("Second description, in English.", "other")
+    ]
+    assert metadata["publisher"] == "Example University Press"
+
+
+def test_unmappable_values_are_warnings_on_a_valid_record(rdm_dc, transformer):
+    data = transformer.transform(
+        dc_record(
+            {
+                "title": ["Flyer of the 1968 spring"],
+                "creator": ["Anonymous"],
+                "date": ["ca. 1968", "1968"],
+                "type": ["Flugblatt"],
+                "language": ["xx", "zzz", "cs"],
+                "rights": ["info:eu-repo/semantics/closedAccess"],
+                "identifier": ["local-0042"],
+                "format": ["application/pdf"],
+            }
+        )
+    )
+    assert transformer.last_warnings == [
+        "dc:date 'ca. 1968': not an EDTF level 0 date; dropped.",
+        "dc:type 'Flugblatt': no matching resource type; using the default 'publication'.",
+        "dc:language 'xx': not in the languages vocabulary; dropped.",
+        "dc:language 'zzz': not in the languages vocabulary; dropped.",
+        "dc:identifier 'local-0042': scheme unknown; dropped.",
+        "dc:format 'application/pdf': no RDM field is mapped; dropped.",
+    ]
+
+    record = publish(rdm_dc, data)
+
+    assert record["metadata"]["resource_type"]["id"] == "publication"
+    assert record["metadata"]["publication_date"] == "1968"
+    assert [lang["id"] for lang in record["metadata"]["languages"]] == ["ces"]
+    assert record["access"]["files"] == "restricted" and record["access"]["record"] == "public"
+    assert "pids" not in data and "identifiers" not in record["metadata"]
+
+
+def test_types_by_keyword_and_an_embargo(rdm_dc, transformer):
+    data = transformer.transform(
+        dc_record(
+            {
+                "title": ["Measurements"],
+                "creator": ["Lab, The"],
+                "date": ["2022", "info:eu-repo/date/embargoEnd/2999-01-01"],
+                "type": ["info:eu-repo/semantics/other", "Dataset"],
+                "rights": ["info:eu-repo/semantics/embargoedAccess"],
+            }
+        )
+    )
+    assert transformer.last_warnings == []
+
+    record = publish(rdm_dc, data)
+
+    assert record["metadata"]["resource_type"]["id"] == "dataset"
+    assert record["access"]["embargo"] == {"active": True, "until": "2999-01-01", "reason": None}
+    assert record["access"]["files"] == "restricted"
+
+
+def test_without_external_dois_the_doi_is_an_identifier(rdm_dc, app, monkeypatch):
+    """RDM's default config: no doi scheme unless DataCite or Crossref is enabled."""
+    from invenio_rdm_records import config as rdm_config
+
+    monkeypatch.setitem(
+        app.config, "RDM_PERSISTENT_IDENTIFIERS", rdm_config.RDM_PERSISTENT_IDENTIFIERS
+    )
+    transformer = DublinCoreRDMTransformer()
+    data = transformer.transform(dc_record(RICH))
+    assert "pids" not in data
+
+    record = publish(rdm_dc, data)
+
+    assert "doi" not in record["pids"]
+    assert [i for i in record["metadata"]["identifiers"] if i["scheme"] == "doi"] == [
+        {"identifier": "10.1234/spectral.2021", "scheme": "doi"}
+    ]
+
+
+def test_a_version_is_not_a_type(rdm_dc, transformer):
+    data = transformer.transform(
+        dc_record({**RICH, "type": ["info:eu-repo/semantics/acceptedVersion"]})
+    )
+    assert data["metadata"]["resource_type"] == {"id": "publication"}
+    assert "No dc:type names a resource type; using the default 'publication'." in (
+        transformer.last_warnings
+    )
+
+
+@pytest.mark.parametrize(
+    ("missing", "message"),
+    [("date", "no dc:date in EDTF form"), ("creator", "no dc:creator"), ("title", "no dc:title")],
+)
+def test_a_record_without_a_required_element_is_a_transform_error(
+    rdm_dc, transformer, missing, message
+):
+    metadata = {k: v for k, v in RICH.items() if k != missing}
+    with pytest.raises(TransformError, match=message):
+        transformer.transform(dc_record(metadata))
+
+
+def test_each_run_gets_its_own_transformer_and_cache(rdm_dc, transformer):
+    from oarepo_oaipmh_harvester.proxies import current_oai_harvester
+
+    transformer.transform(dc_record(RICH))
+    cached = dict(transformer.vocabularies._entries)
+    assert ("languages", "deu") in cached
+    transformer.transform(dc_record(RICH))
+    assert transformer.vocabularies._entries == cached  # no new look-ups for the same values
+
+    fresh = current_oai_harvester.transformers.get(TRANSFORMER)
+    assert fresh is not transformer and fresh.vocabularies._entries == {}
+
+
+# -- a harvest through the writer ------------------------------------------------------------
+@pytest.fixture()
+def corpus() -> Corpus:
+    corpus = Corpus()
+    corpus.add("oai:example.org:rich", RICH, datestamp=datetime(2024, 1, 1, tzinfo=UTC))
+    corpus.add(
+        "oai:example.org:flyer",
+        {"title": ["A flyer"], "creator": ["Anonymous"], "date": ["1968"], "type": ["Flugblatt"]},
+        datestamp=datetime(2024, 1, 2, tzinfo=UTC),
+    )
+    corpus.add(
+        "oai:example.org:undated",
+        {"title": ["Undated"], "creator": ["Anonymous"], "date": ["n.d."]},
+        datestamp=datetime(2024, 1, 3, tzinfo=UTC),
+    )
+    corpus.set_clock(datetime(2024, 6, 1, tzinfo=UTC))
+    return corpus
+
+
+def test_harvest_publishes_mappable_records_and_reports_the_undated_one(rdm_dc, provider):
+    make_harvester(provider.base_url, target=RDM_TARGET, transformer=TRANSFORMER)
+
+    summary = run_harvest("test")
+
+    assert (summary.counts.created, summary.counts.failed) == (2, 1)
+    db.session.expire_all()
+    rows = {row.oai_identifier: row for row in db.session.scalars(db.select(OAIHarvestedRecord))}
+    assert rows["oai:example.org:undated"].local_pid is None
+    assert "no dc:date in EDTF form" in rows["oai:example.org:undated"].errors[0]
+    flyer = rdm_dc.read(system_identity, rows["oai:example.org:flyer"].local_pid).to_dict()
+    assert flyer["metadata"]["resource_type"]["id"] == "publication"
+    rich = rdm_dc.read(system_identity, rows["oai:example.org:rich"].local_pid).to_dict()
+    assert rich["pids"]["doi"]["identifier"] == "10.1234/spectral.2021"
+
+
+def test_a_changed_source_record_keeps_its_external_doi(rdm_dc, provider, corpus):
+    make_harvester(provider.base_url, target=RDM_TARGET, transformer=TRANSFORMER)
+    run_harvest("test")
+    corpus.advance_clock(minutes=5)
+    corpus.update("oai:example.org:rich", metadata={**RICH, "title": ["Spectral models, 2nd ed."]})
+
+    summary = run_harvest("test", since_source=SinceSource.WATERMARK)
+
+    assert (summary.counts.updated, summary.counts.failed) == (1, 1)  # the undated one again
+    db.session.expire_all()
+    row = db.session.get(OAIHarvestedRecord, ("test", "oai:example.org:rich"))
+    record = rdm_dc.read(system_identity, row.local_pid).to_dict()
+    assert record["metadata"]["title"] == "Spectral models, 2nd ed."
+    assert record["pids"]["doi"] == {"identifier": "10.1234/spectral.2021", "provider": "external"}
