@@ -22,7 +22,7 @@ from .changes import admissible, latest_of_each, needing_write
 from .counts import RecordValidationError, WriteCounts, describe_error
 from .targets import BulkWriteRefused, TargetAdapter
 from .tracking import NOT_INDEXED, TrackingStore
-from .transformers import Transformer
+from .transformers import Transformer, with_transform_warnings
 from .unit_of_work import BulkIndexingUnitOfWork, IndexFailure
 
 log = logging.getLogger(__name__)
@@ -201,6 +201,7 @@ class RecordWriter:
                 continue
             try:
                 data = self.transformer.transform(record)
+                row["warnings"] = with_transform_warnings(row["warnings"], self.transformer)
             except Exception as error:  # noqa: BLE001 - tracked on the record
                 self._note_failure(row, counts, error)
                 continue
@@ -267,6 +268,7 @@ class RecordWriter:
             else:
                 if data is None:
                     data = self.transformer.transform(record)
+                    row["warnings"] = with_transform_warnings(row["warnings"], self.transformer)
                 row["transformed"] = data
                 with db.session.begin_nested():
                     row["local_pid"], created = self.target.upsert(local_pid, data, uow)

@@ -337,6 +337,9 @@ def test_harvest_publishes_mappable_records_and_reports_the_undated_one(rdm_dc, 
     assert "no dc:date in EDTF form" in rows["oai:example.org:undated"].errors[0]
     flyer = rdm_dc.read(system_identity, rows["oai:example.org:flyer"].local_pid).to_dict()
     assert flyer["metadata"]["resource_type"]["id"] == "publication"
+    # What could not be mapped is a warning on the row, not an error.
+    assert not rows["oai:example.org:flyer"].errors
+    assert any("Flugblatt" in warning for warning in rows["oai:example.org:flyer"].warnings)
     rich = rdm_dc.read(system_identity, rows["oai:example.org:rich"].local_pid).to_dict()
     assert rich["pids"]["doi"]["identifier"] == "10.1234/spectral.2021"
 
