@@ -36,9 +36,40 @@ def test_upgrade_creates_tables_matching_models(appctx):
             if any(name in repr(change) for name in ours)
         ]
         assert diff == []
+        _a_stored_watermark_becomes_the_watermark_of_each_current_scope(alembic, db)
         alembic.downgrade(target="oarepo_oaipmh_harvester@base")
         assert "oai_harvester" not in set(sa.inspect(db.engine).get_table_names())
     finally:
         db.session.remove()
         db.engine.dispose()
         drop_database(url)
+
+
+def _a_stored_watermark_becomes_the_watermark_of_each_current_scope(alembic, db) -> None:
+    from oarepo_oaipmh_harvester.harvest.window import Scope
+
+    alembic.downgrade(
+        target="oarepo_oaipmh_harvester@-1"
+    )  # to 1764410001 (digits alone read as relative)
+    with db.engine.begin() as connection:
+        connection.execute(
+            sa.text(
+                "INSERT INTO oai_harvester (created, updated, id, name, base_url, "
+                "metadata_prefix, setspecs, target, transformer, batch_size, harvest_managers, "
+                "watermark) VALUES (now(), now(), 'old', 'Old', 'https://oai.example.org/oai', "
+                "'oai_dc', '[\"math\", \"phys\"]', 'records', 'oai_dc', 100, '[]', "
+                "'2024-06-01 12:00:00')"
+            )
+        )
+    alembic.upgrade()
+    with db.engine.connect() as connection:
+        stored = connection.execute(
+            sa.text("SELECT watermarks FROM oai_harvester WHERE id = 'old'")
+        ).scalar()
+        connection.execute(sa.text("DELETE FROM oai_harvester WHERE id = 'old'"))
+        connection.commit()
+    expected = {
+        Scope("https://oai.example.org/oai", "oai_dc", spec).key: "2024-06-01T12:00:00+00:00"
+        for spec in ("math", "phys")
+    }
+    assert stored == expected
