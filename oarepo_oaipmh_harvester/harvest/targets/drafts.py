@@ -22,6 +22,7 @@ from sqlalchemy.orm.exc import NoResultFound
 from ..counts import RecordValidationError
 from ..unit_of_work import BulkIndexingUnitOfWork
 from .base import LocalRecordMissing, TargetAdapter
+from .records import index_records_of
 
 try:  # InvenioRDM's soft deletion; a plain drafts service deletes for good
     from invenio_rdm_records.services.errors import (
@@ -119,14 +120,7 @@ class DraftsServiceTarget(TargetAdapter):
             pass  # already deleted, or gone: the desired end state
 
     def reindex(self, pids: Sequence[str], uow: BulkIndexingUnitOfWork) -> set[str]:
-        records = []
-        for pid in pids:
-            try:
-                records.append(self.service.record_cls.pid.resolve(pid))
-            except _GONE:
-                continue
-        uow.index_records(self.service.indexer, records)
-        return {record.pid.pid_value for record in records}
+        return index_records_of(self.service, pids, uow, gone=_GONE)
 
     def read(self, pid: str) -> dict[str, Any] | None:
         """The published record's data; None when it is gone or a tombstone."""

@@ -20,6 +20,24 @@ log = logging.getLogger(__name__)
 _GONE = (PIDDoesNotExistError, PIDDeletedError)
 
 
+def index_records_of(
+    service: Any,
+    pids: Sequence[str],
+    uow: BulkIndexingUnitOfWork,
+    *,
+    gone: tuple[type[BaseException], ...],
+) -> set[str]:
+    """Queue the records of these pids for indexing in `uow`; the pids that were found."""
+    records = []
+    for pid in pids:
+        try:
+            records.append(service.record_cls.pid.resolve(pid))
+        except gone:
+            continue
+    uow.index_records(service.indexer, records)
+    return {record.pid.pid_value for record in records}
+
+
 class RecordsServiceTarget(TargetAdapter):
     """A records service written record by record, or in bulk with ``create_or_update_many``."""
 
@@ -43,14 +61,7 @@ class RecordsServiceTarget(TargetAdapter):
             pass  # already gone locally: the desired end state
 
     def reindex(self, pids: Sequence[str], uow: BulkIndexingUnitOfWork) -> set[str]:
-        records = []
-        for pid in pids:
-            try:
-                records.append(self.service.record_cls.pid.resolve(pid))
-            except _GONE:
-                continue
-        uow.index_records(self.service.indexer, records)
-        return {record.pid.pid_value for record in records}
+        return index_records_of(self.service, pids, uow, gone=_GONE)
 
     def read(self, pid: str) -> dict[str, Any] | None:
         try:
