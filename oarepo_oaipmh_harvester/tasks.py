@@ -17,7 +17,7 @@ from invenio_db import db
 from invenio_jobs.errors import TaskExecutionPartialError
 from invenio_jobs.logging.jobs import EMPTY_JOB_CTX, job_context
 
-from .harvest.assembly import current_settings, make_writer, run_harvest
+from .harvest.assembly import make_writer, run_harvest
 from .harvest.counts import describe_error
 from .harvest.fanout import write_subtask
 from .harvest.results import RunOutcome
@@ -95,9 +95,8 @@ def harvest_oaipmh_records(
     return {"harvester_id": harvester_id, "summary": summary.describe()}
 
 
-def enqueue_batch(subtask_run_id: str) -> None:
+def enqueue_batch(subtask_run_id: str, queue: str | None) -> None:
     """Queue the writing of one batch of a fanned-out run for a Celery worker."""
-    queue = current_settings().write_queue
     options = {"queue": queue} if queue else {}
     write_harvest_batch.apply_async(kwargs={"subtask_run_id": subtask_run_id}, **options)
 

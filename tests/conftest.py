@@ -6,10 +6,10 @@ import ast
 import logging
 import os
 import warnings
-from datetime import UTC, datetime
 
 import pytest
 from _pytest.config import apply_warning_filters, parse_warning_filter
+from factories import frozen_corpus
 from invenio_app.factory import create_api
 
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
@@ -96,9 +96,7 @@ def create_app():
 @pytest.fixture()
 def corpus() -> Corpus:
     """A small corpus with a frozen clock, 50 records over three sets."""
-    corpus = Corpus.generate(50, start=datetime(2024, 1, 1, tzinfo=UTC), step_seconds=60)
-    corpus.set_clock(datetime(2024, 6, 1, 12, 0, 0, tzinfo=UTC))
-    return corpus
+    return frozen_corpus(50)
 
 
 @pytest.fixture()

@@ -10,7 +10,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any, TypeVar
+
+from oarepo_oaipmh_harvester.testing.corpus import Corpus
 
 SAMPLE_TARGET = "oai-sample-records"
 
@@ -156,3 +159,11 @@ def holds_for(
         if time.monotonic() >= deadline:
             return
         time.sleep(interval)
+
+
+def frozen_corpus(count: int) -> Corpus:
+    """`count` records a minute apart from 2024-01-01, the provider's clock frozen at noon on
+    2024-06-01 (so that windows and watermarks are exact)."""
+    corpus = Corpus.generate(count, start=datetime(2024, 1, 1, tzinfo=UTC), step_seconds=60)
+    corpus.set_clock(datetime(2024, 6, 1, 12, 0, 0, tzinfo=UTC))
+    return corpus

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import uuid
 from contextvars import ContextVar
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from flask import current_app
@@ -21,7 +21,7 @@ from invenio_records_resources.proxies import current_service_registry
 from ..models import OAIHarvester
 from ..protocol.client import OAIClient
 from .fanout import BatchDispatcher, Enqueue
-from .interrupted import GRACE, close_interrupted_runs
+from .interrupted import close_interrupted_runs, grace_for
 from .lock import exclusive_run
 from .results import HarvestSummary, ProgressCallback
 from .run import HarvestRun
@@ -123,6 +123,7 @@ def run_harvest(
             parent_run_id=run_id,
             writer_factory=make_writer,
             enqueue=enqueue_batch,
+            queue=settings.write_queue,
             wait_timeout=settings.subtask_timeout,
             take_over_after=settings.subtask_takeover_after,
         )
@@ -143,7 +144,7 @@ def run_harvest(
         harvester = _stored_harvester(harvester_id)
         # This run holds the lock: a RUNNING run of the harvester that is not alive now is
         # one whose process died (a waiting run is alive, hence the longer grace then).
-        grace = GRACE + timedelta(seconds=settings.lock_timeout if settings.wait_for_running else 0)
+        grace = grace_for(settings.wait_for_running, settings.lock_timeout)
         closed = close_interrupted_runs(
             harvester.id, found_by=f"run {run_id}", except_run=run_id, grace=grace
         )

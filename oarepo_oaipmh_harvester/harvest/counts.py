@@ -72,11 +72,13 @@ class WriteCounts:
     def fail(self, identifier: str, error: str, records: int = 1) -> None:
         """Count `records` failed records under one message (a whole batch fails at once)."""
         self.failed += records
-        if len(self.failures) < MAX_KEPT_FAILURES:
-            self.failures.append((identifier, error))
+        self._keep(identifier, error)
 
     def not_indexed_one(self, identifier: str, error: str) -> None:
         self.not_indexed += 1
+        self._keep(identifier, error)
+
+    def _keep(self, identifier: str, error: str) -> None:
         if len(self.failures) < MAX_KEPT_FAILURES:
             self.failures.append((identifier, error))
 

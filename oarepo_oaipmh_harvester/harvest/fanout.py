@@ -37,8 +37,8 @@ from .writer import RecordWriter
 WriterFactory = Callable[[str, uuid.UUID | None], RecordWriter]
 """(harvester id, parent run id) -> the writer of a batch of that run."""
 
-Enqueue = Callable[[str], None]
-"""Queues the writing of one subtask (its run id) for a worker."""
+Enqueue = Callable[[str, str | None], None]
+"""Queues the writing of one subtask (its run id) for a worker, on a queue (None: default)."""
 
 log = logging.getLogger(__name__)
 
@@ -150,6 +150,7 @@ class BatchDispatcher:
         parent_run_id: uuid.UUID,
         writer_factory: WriterFactory,
         enqueue: Enqueue,
+        queue: str | None = None,
         wait_timeout: float,
         take_over_after: float,
         poll_interval: float = 0.2,
@@ -158,6 +159,7 @@ class BatchDispatcher:
         self.parent_run_id = parent_run_id
         self.writer_factory = writer_factory
         self.enqueue = enqueue
+        self.queue = queue
         self.wait_timeout = wait_timeout
         self.take_over_after = take_over_after
         self.poll_interval = poll_interval
@@ -175,7 +177,7 @@ class BatchDispatcher:
             .values(args={"harvester_id": self.harvester_id, "records": serialize_batch(records)})
         )
         self.add_to_total(len(records))  # commits the subtask too
-        self.enqueue(str(subtask.id))
+        self.enqueue(str(subtask.id), self.queue)
 
     def add_to_total(self, records: int) -> None:
         """Add records to the parent run's total (queued ones, and those found unchanged)."""

@@ -18,6 +18,12 @@ GRACE = timedelta(seconds=60)
 """A run younger than this may be alive and just not holding its lock yet."""
 
 
+def grace_for(wait_for_running: bool, lock_timeout: float) -> timedelta:
+    """How old a RUNNING run must be to count as dead: where runs wait for each other's lock,
+    a waiting run is alive for up to the lock timeout without holding it."""
+    return GRACE + timedelta(seconds=lock_timeout if wait_for_running else 0)
+
+
 def interrupted_runs(
     harvester_id: str, *, started_before: datetime, except_run: uuid.UUID | None = None
 ) -> list[Run]:

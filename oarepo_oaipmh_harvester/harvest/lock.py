@@ -89,11 +89,6 @@ class RunLock:
             raise LockLost(self.harvester_id)
 
 
-def lock_is_free(harvester_id: str, engine: Engine) -> bool:
-    """Whether no process holds the harvester's lock now (always True on SQLite)."""
-    return holder_of(harvester_id, engine) is None
-
-
 @contextmanager
 def exclusive_run(
     harvester_id: str,

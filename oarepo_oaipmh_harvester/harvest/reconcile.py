@@ -82,10 +82,9 @@ class Reconciler:
                         if local_pid:
                             remove_local_record(self.target, uow, local_pid)
                             counts.deleted += 1
-                        change = {"deleted": True, "errors": None}
+                        change = {"deleted": True, "errors": None, "harvested_at": now}
                         if not self.target.keeps_deleted_pids:
                             change["local_pid"] = None
-                        change["harvested_at"] = now
                     except Exception as error:  # noqa: BLE001 - tracked on the record
                         uow.discard_since(mark)
                         message = f"Could not remove the vanished record: {describe_error(error)}"

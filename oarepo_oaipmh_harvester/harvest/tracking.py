@@ -141,13 +141,15 @@ class TrackingStore:
             .values(**values)
         )
 
-    def clear_index_error(self, identifier: str) -> None:
-        """Drop a "Not indexed" error from a row whose record is in the index now."""
+    def clear_index_errors(self, identifiers: Sequence[str]) -> None:
+        """Drop the "Not indexed" errors of rows whose records are in the index now."""
+        if not identifiers:
+            return
         db.session.execute(
             sa.update(_TABLE)
             .where(
                 self._mine,
-                _TABLE.c.oai_identifier == identifier,
+                _TABLE.c.oai_identifier.in_(list(identifiers)),
                 sa.cast(_TABLE.c.errors, sa.Text).like(f"%{NOT_INDEXED}%"),
             )
             .values(errors=None)

@@ -161,15 +161,14 @@ class RecordWriter:
                     counts.fail(identifier, f"The local record {pid} is gone; not reindexed.")
             uow.commit()
         failed = {failure.pid for failure in uow.index_failures}
-        for identifier, pid in rows:
-            if pid in found:
-                counts.reindexed += 1
-                if pid not in failed:
-                    self.tracking.clear_index_error(identifier)
+        counts.reindexed = sum(1 for _, pid in rows if pid in found)
+        self.tracking.clear_index_errors(
+            [identifier for identifier, pid in rows if pid in found and pid not in failed]
+        )
         db.session.commit()
         if uow.index_failures:
-            tracked = {identifier: {"local_pid": pid} for identifier, pid in rows}
-            self._note_not_indexed(uow.index_failures, [], tracked, counts)
+            identifier_of_pid = {pid: identifier for identifier, pid in rows}
+            note_not_indexed(self.tracking, uow.index_failures, identifier_of_pid, counts)
         return counts
 
     # -- one batch ------------------------------------------------------------------------

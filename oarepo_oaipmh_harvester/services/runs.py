@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from invenio_access.permissions import system_identity
@@ -24,8 +24,8 @@ from marshmallow import ValidationError
 
 from ..arguments import RunArgumentsSchema
 from ..harvest.assembly import current_settings, progress_listener
-from ..harvest.interrupted import GRACE, close_interrupted_runs
-from ..harvest.lock import lock_is_free
+from ..harvest.interrupted import close_interrupted_runs, grace_for
+from ..harvest.lock import holder_of
 from ..harvest.results import ProgressCallback
 from ..harvest.window import SinceSource, since_source_of
 from .access import HarvesterAccessMixin, flatten_messages, is_user, link_args
@@ -118,13 +118,11 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             raise HarvesterValidationError(flatten_messages(error.messages)) from None
         job = self.ensure_job(identity, harvester_id)
         active = active_run(harvester_id)
-        if active is not None and lock_is_free(harvester_id, db.engine):
+        if active is not None and holder_of(harvester_id, db.engine) is None:
             # Nobody holds the harvester's lock: a RUNNING run is one whose process died (or,
             # where runs wait for each other, one between two polls of the lock).
             settings = current_settings()
-            grace = GRACE + timedelta(
-                seconds=settings.lock_timeout if settings.wait_for_running else 0
-            )
+            grace = grace_for(settings.wait_for_running, settings.lock_timeout)
             close_interrupted_runs(harvester_id, found_by="Run now", grace=grace)
             active = active_run(harvester_id)
         if active is not None:

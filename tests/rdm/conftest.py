@@ -9,9 +9,8 @@ itself (a skip raised by a conftest is an error), so this file imports RDM lazil
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
+from factories import frozen_corpus
 from invenio_access.permissions import system_identity
 from invenio_app.factory import create_api
 
@@ -140,6 +139,4 @@ def rdm(app, db, rdm_vocabularies, rdm_location, rdm_index):
 @pytest.fixture()
 def corpus() -> Corpus:
     """A few records: RDM publishes about four a second on this machine."""
-    corpus = Corpus.generate(6, start=datetime(2024, 1, 1, tzinfo=UTC), step_seconds=60)
-    corpus.set_clock(datetime(2024, 6, 1, 12, 0, 0, tzinfo=UTC))
-    return corpus
+    return frozen_corpus(6)

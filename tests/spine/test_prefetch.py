@@ -5,22 +5,26 @@ import threading
 import pytest
 from factories import holds_for, wait_until
 
-from oarepo_oaipmh_harvester.harvest.prefetch import prefetch
+from oarepo_oaipmh_harvester.harvest.prefetch import prefetch, spooled
 
 
 def test_items_in_order():
     assert list(prefetch(iter(range(1000)), depth=7)) == list(range(1000))
 
 
-def test_failure_is_raised_after_the_items_before_it():
+@pytest.mark.parametrize("read_ahead", ["prefetch", "spooled"])
+def test_failure_is_raised_after_the_items_before_it(read_ahead, tmp_path):
     def items():
         yield 1
         yield 2
         raise ValueError("page 3 is not XML")
 
+    stream = (
+        prefetch(items(), depth=10) if read_ahead == "prefetch" else spooled(items(), str(tmp_path))
+    )
     seen = []
     with pytest.raises(ValueError, match="page 3"):
-        for item in prefetch(items(), depth=10):
+        for item in stream:
             seen.append(item)
     assert seen == [1, 2]
 
@@ -49,16 +53,12 @@ def test_read_ahead_is_bounded_and_producer_stops_with_consumer():
 
 
 def test_the_spool_yields_every_item_in_order_and_removes_its_file(tmp_path):
-    from oarepo_oaipmh_harvester.harvest.prefetch import spooled
-
     items = [{"n": n, "xml": "x" * n} for n in range(500)]
     assert list(spooled(iter(items), str(tmp_path))) == items
     assert list(tmp_path.iterdir()) == []  # an unnamed temporary file, gone with the run
 
 
 def test_the_spool_reads_to_the_end_while_the_consumer_is_slow(tmp_path):
-    from oarepo_oaipmh_harvester.harvest.prefetch import spooled
-
     produced = []
 
     def items():
@@ -71,18 +71,3 @@ def test_the_spool_reads_to_the_end_while_the_consumer_is_slow(tmp_path):
     # The consumer holds one item; the reader does not wait for it.
     wait_until(lambda: len(produced) == 1000, timeout=10, message="the reader waited")
     assert list(stream) == list(range(1, 1000))
-
-
-def test_a_failure_in_the_spooled_source_is_raised_after_the_items_before_it(tmp_path):
-    from oarepo_oaipmh_harvester.harvest.prefetch import spooled
-
-    def items():
-        yield 1
-        yield 2
-        raise ValueError("page 3 is not XML")
-
-    seen = []
-    with pytest.raises(ValueError, match="page 3"):
-        for item in spooled(items(), str(tmp_path)):
-            seen.append(item)
-    assert seen == [1, 2]
