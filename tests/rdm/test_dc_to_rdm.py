@@ -35,7 +35,6 @@ from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
 
-from . import vocabulary_entries
 from .conftest import RDM_TARGET
 
 TRANSFORMER = "oai_dc_rdm"
@@ -109,18 +108,10 @@ def app_config(app_config):
     """External DOIs on (RDM drops the doi scheme unless DataCite or Crossref is enabled);
     the transformer registered by configuration (this venv's entry points are another
     worktree's)."""
-    from invenio_rdm_records import config as rdm_config
+    from oarepo_oaipmh_harvester.testing.rdm import rdm_config
 
-    pids = rdm_config.RDM_PERSISTENT_IDENTIFIERS
-    app_config["RDM_PERSISTENT_IDENTIFIERS"] = {
-        **pids,
-        "doi": {
-            **pids["doi"],
-            "providers": ["external"],
-            "required": False,
-            "is_enabled": lambda app: True,
-        },
-    }
+    pids = rdm_config(external_dois=True)["RDM_PERSISTENT_IDENTIFIERS"]
+    app_config["RDM_PERSISTENT_IDENTIFIERS"] = pids
     app_config["OAI_HARVESTER_TRANSFORMERS"] = {
         **app_config["OAI_HARVESTER_TRANSFORMERS"],
         TRANSFORMER: DublinCoreRDMTransformer,
@@ -128,13 +119,8 @@ def app_config(app_config):
     return app_config
 
 
-@pytest.fixture(scope="module")
-def dc_vocabularies(rdm_vocabularies):
-    vocabulary_entries.load()
-
-
 @pytest.fixture()
-def rdm_dc(rdm, dc_vocabularies):
+def rdm_dc(rdm):
     return rdm
 
 

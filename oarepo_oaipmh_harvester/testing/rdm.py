@@ -1,0 +1,230 @@
+"""An InvenioRDM records service without a whole InvenioRDM instance: tests, demo, benchmark.
+
+Decision owned here: what an application needs so that invenio-rdm-records 36 publishes in
+it (the keys of rdm-records' config that would lose to other modules' defaults, stand-ins for
+invenio-app-rdm's UI endpoints that publishing builds links to, a default files location, the
+vocabulary entries the transformers use), and which departures osmem-server forces (no
+``date_range`` histogram facet). Real InvenioRDM vocabulary entries are taken by id from
+rdm-records' own fixture files: loading all of them takes minutes (7,847 languages).
+
+Needs the ``rdm`` extra; nothing RDM-specific is imported at module level.
+"""
+
+from __future__ import annotations
+
+import csv
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from flask import Blueprint, Flask
+
+# vocabulary type -> (pid type, fixture file, ids to load)
+VOCABULARY_ENTRIES: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "resourcetypes": (
+        "rsrct",
+        "resource_types.yaml",
+        (
+            "publication",
+            "publication-article",
+            "publication-journal",
+            "publication-book",
+            "publication-report",
+            "dataset",
+            "image",
+            "software",
+            "other",
+        ),
+    ),
+    "languages": ("lng", "languages.yaml", ("deu", "eng", "ces", "fra")),
+    "licenses": ("lic", "licenses.csv", ("cc-by-4.0", "cc0-1.0")),
+    "titletypes": ("ttyp", "title_types.yaml", ("alternative-title", "subtitle", "translated-title")),
+    "descriptiontypes": ("dty", "description_types.yaml", ("abstract", "methods", "other")),
+    "contributorsroles": (
+        "cor",
+        "roles.yaml",
+        ("other", "editor", "contactperson", "datacurator", "researcher", "supervisor"),
+    ),
+    "creatorsroles": ("crr", "roles.yaml", ("other", "editor", "researcher", "supervisor")),
+    "relationtypes": (
+        "rlt",
+        "relation_types.yaml",
+        ("other", "ispartof", "haspart", "cites", "iscitedby", "isversionof", "references"),
+    ),
+    "datetypes": ("dat", "date_types.yaml", ("other", "issued", "created", "updated", "accepted")),
+    "removalreasons": ("rem", "removal_reasons.yaml", ("duplicate", "retracted", "spam")),
+}
+"""What a test, the demo or the benchmark loads unless it asks for other entries."""
+
+UI_ENDPOINTS = (
+    ("/records/<pid_value>", "record_detail"),
+    ("/records/<pid_value>/latest", "record_latest"),
+    ("/records/<pid_value>/files/<path:filename>", "record_file_download"),
+    ("/records/<pid_value>/preview/<path:filename>", "record_file_preview"),
+    ("/uploads/<pid_value>", "deposit_edit"),
+    ("/<any(doi):pid_scheme>/<path:pid_value>", "record_from_pid"),
+)
+"""invenio-app-rdm's record endpoints that publishing builds links to."""
+
+UI_BLUEPRINT_ENTRY_POINT = (
+    "invenio_app_rdm_records = oarepo_oaipmh_harvester.testing.rdm:create_records_ui_blueprint"
+)
+"""For pytest-invenio's ``extra_entry_points`` (group ``invenio_base.blueprints``)."""
+
+
+def create_records_ui_blueprint(app: Flask) -> Blueprint:
+    """Stand-ins for the UI endpoints of invenio-app-rdm (which the harvester does not need)."""
+    blueprint = Blueprint("invenio_app_rdm_records", __name__)
+
+    def placeholder(**kwargs: Any) -> str:
+        return ""
+
+    for rule, endpoint in UI_ENDPOINTS:
+        blueprint.add_url_rule(rule, endpoint, placeholder)
+    return blueprint
+
+
+def _without_publication_date(search: Mapping[str, Any]) -> dict[str, Any]:
+    """osmem refuses the ``yyyy`` format of the date_histogram over a date_range field."""
+    return {**search, "facets": [f for f in search["facets"] if f != "publication_date"]}
+
+
+def rdm_config(*, external_dois: bool = True) -> dict[str, Any]:
+    """Configuration keys that make invenio-rdm-records 36 publish in a plain Invenio app.
+
+    `external_dois`: take DOIs from elsewhere as ``pids.doi`` (provider ``external``); RDM
+    drops the doi scheme unless DataCite or Crossref is enabled. No DOI is ever minted.
+    """
+    from invenio_rdm_records import config as rdm
+
+    config: dict[str, Any] = {
+        # rdm-records is not a flavour extension: these keys of its config.py would lose to
+        # other modules' defaults.
+        key: getattr(rdm, key, None)
+        for key in (
+            "FILES_REST_PERMISSION_FACTORY",
+            "PIDSTORE_RECID_FIELD",
+            "RECORDS_PERMISSIONS_RECORD_POLICY",
+            "RECORDS_REST_ENDPOINTS",
+            "REQUESTS_PERMISSION_POLICY",
+        )
+    }
+    config.update(
+        {
+            "RDM_SEARCH": _without_publication_date(rdm.RDM_SEARCH),
+            "RDM_SEARCH_DRAFTS": _without_publication_date(rdm.RDM_SEARCH_DRAFTS),
+            "APP_RDM_ROUTES": {
+                "record_detail": "/records/<pid_value>",
+                "record_file_download": "/records/<pid_value>/files/<path:filename>",
+            },
+            "THEME_FRONTPAGE": False,
+            "RDM_USER_MODERATION_ENABLED": False,
+            "OAISERVER_ID_PREFIX": "oaiharvest-test",
+        }
+    )
+    if external_dois:
+        pids = rdm.RDM_PERSISTENT_IDENTIFIERS
+        config["RDM_PERSISTENT_IDENTIFIERS"] = {
+            **pids,
+            "doi": {
+                **pids["doi"],
+                "providers": ["external"],
+                "required": False,
+                "is_enabled": lambda app: True,
+            },
+        }
+    return config
+
+
+def fixture_dir() -> Path:
+    import invenio_rdm_records
+
+    return Path(invenio_rdm_records.__file__).parent / "fixtures" / "data" / "vocabularies"
+
+
+def _csv_entry(row: dict[str, str]) -> dict[str, Any]:
+    """A licenses.csv row as vocabulary data (``a__b`` columns are nested keys)."""
+    entry: dict[str, Any] = {}
+    for column, value in row.items():
+        if not value:
+            continue
+        if column == "tags":
+            entry["tags"] = value.split(",")
+        elif "__" in column:
+            outer, inner = column.split("__", 1)
+            entry.setdefault(outer, {})[inner] = value
+        else:
+            entry[column] = value
+    return entry
+
+
+def fixture_entries(vocabulary: str, ids: Iterable[str], filename: str) -> list[dict[str, Any]]:
+    """The entries `ids` of `vocabulary` as rdm-records' fixture file has them."""
+    wanted = set(ids)
+    path = fixture_dir() / filename
+    if filename.endswith(".csv"):
+        with path.open(newline="", encoding="utf-8") as stream:
+            found = [_csv_entry(row) for row in csv.DictReader(stream) if row["id"] in wanted]
+    else:
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the languages file is big
+        with path.open(encoding="utf-8") as stream:
+            found = [entry for entry in yaml.load(stream, Loader=loader) if entry["id"] in wanted]
+    missing = wanted - {entry["id"] for entry in found}
+    if missing:
+        raise LookupError(f"{sorted(missing)} are not in {path}")
+    return [{**entry, "type": vocabulary} for entry in found]
+
+
+def load_vocabularies(
+    entries: Mapping[str, tuple[str, str, tuple[str, ...]]] = VOCABULARY_ENTRIES,
+) -> None:
+    """Create the vocabulary types and entries that do not exist yet, and make them searchable
+    (the transformers find eu-repo types, 2-letter languages and license URLs by search)."""
+    from invenio_access.permissions import system_identity
+    from invenio_pidstore.errors import PIDAlreadyExists
+    from invenio_search import current_search
+    from invenio_vocabularies.proxies import current_service as vocabularies
+    from invenio_vocabularies.records.api import Vocabulary
+    from invenio_vocabularies.records.models import VocabularyType
+
+    for vocabulary, (pid_type, filename, ids) in entries.items():
+        if VocabularyType.query.filter_by(id=vocabulary).one_or_none() is None:
+            vocabularies.create_type(system_identity, vocabulary, pid_type)
+        for entry in fixture_entries(vocabulary, ids, filename):
+            try:
+                vocabularies.create(system_identity, entry)
+            except PIDAlreadyExists:
+                continue
+    # Index.refresh ignores SEARCH_INDEX_PREFIX.
+    current_search.flush_and_refresh(Vocabulary.index._name)
+
+
+def create_default_location(name: str = "rdm-default") -> Any:
+    """A default files location: every draft gets a bucket, metadata-only ones too."""
+    from invenio_db import db
+    from invenio_files_rest.models import Location
+
+    existing = Location.get_default()
+    if existing is not None:
+        return existing
+    location = Location(name=name, uri=tempfile.mkdtemp(prefix="rdm-files-"), default=True)
+    db.session.add(location)
+    db.session.commit()
+    return location
+
+
+def create_rdm_indices() -> None:
+    """The indices that are missing (creating existing ones again would give each alias a
+    second write index)."""
+    from invenio_search import current_search
+    from invenio_search.proxies import current_search_client
+    from invenio_search.utils import build_alias_name
+
+    missing = [
+        name
+        for name in current_search.mappings
+        if not current_search_client.indices.exists_alias(name=build_alias_name(name))
+    ]
+    list(current_search.create(index_list=missing, ignore_existing=True))
