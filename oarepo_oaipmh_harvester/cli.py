@@ -13,6 +13,7 @@ from flask.cli import with_appcontext
 from invenio_access.permissions import system_identity
 
 from .harvest.results import HarvestProgress, RunOutcome
+from .harvest.targets.options import POLICY_FIELDS
 from .proxies import current_harvest_runs_service, current_harvester_service
 from .services.errors import HarvesterServiceError
 
@@ -26,7 +27,8 @@ FAILURES_PRINTED = 10
 
 HARVESTER_FIELDS = (
     "id", "name", "comment", "base_url", "metadata_prefix", "setspecs", "target", "transformer",
-    "batch_size", "request_delay", "harvest_managers", "watermark", "created", "updated",
+    "batch_size", "request_delay", "harvest_managers", "owner", "community", "target_adapter",
+    "local_drafts", "invalid_drafts", "doi_conflicts", "watermark", "created", "updated",
 )  # fmt: skip
 
 
@@ -73,12 +75,36 @@ def _harvester_options(required: bool):
                 multiple=True,
                 help="Harvest manager user id; repeat.",
             ),
+            click.option(
+                "--owner",
+                help="User (id or e-mail) who owns the harvested records; default: the system.",
+            ),
+            click.option(
+                "--community", help="Community (slug or id) that new records join (InvenioRDM)."
+            ),
+            *(
+                click.option(
+                    f"--{name.replace('_', '-')}",
+                    name,
+                    type=click.Choice([member.value for member in choices]),
+                    help=POLICY_HELP[name],
+                )
+                for name, choices in POLICY_FIELDS.items()
+            ),
         ]
         for option in reversed(options):
             command = option(command)
         return command
 
     return decorate
+
+
+POLICY_HELP = {
+    "target_adapter": "How records are written: auto (from the service), records, drafts.",
+    "local_drafts": "A local user's open draft of a harvested record: harvest-wins or local-wins.",
+    "invalid_drafts": "The draft of a new record the target refuses: discard or keep (for a curator).",
+    "doi_conflicts": "A harvested DOI held by another local record: fail or take-over.",
+}
 
 
 def _collect(values: dict[str, Any]) -> dict[str, Any]:

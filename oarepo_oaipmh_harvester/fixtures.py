@@ -27,13 +27,13 @@ from typing import Any
 import yaml
 from flask import current_app
 from invenio_access.permissions import system_identity
-from invenio_accounts.models import User
 from invenio_db import db
 
 from .models import OAIHarvester
 from .proxies import current_harvester_service
 from .services.errors import HarvesterServiceError
 from .services.harvesters import EDITABLE_FIELDS
+from .services.schemas import user_with_email
 from .text import echoed, is_storable
 
 log = logging.getLogger(__name__)
@@ -130,7 +130,7 @@ def load_harvesters(
         try:
             if not isinstance(entry, dict):
                 raise HarvesterServiceError("an entry must be a mapping of fields.")
-            data = _resolve_managers(entry)
+            data = _resolve_users(entry)
             harvester_id = data.get("id")
             # Only a text id can name a stored harvester; any other (a number, a list) goes to
             # create, whose validation names the problem.
@@ -163,15 +163,23 @@ def _entry_name(position: int, entry: Any) -> str:
     return f"entry {position} (id {echoed(harvester_id)})" if harvester_id else f"entry {position}"
 
 
-def _resolve_managers(entry: dict) -> dict:
-    """Harvest managers may be written as e-mail addresses: ids differ between instances."""
+def _resolve_users(entry: dict) -> dict:
+    """Harvest managers and the owner may be written as e-mail addresses: ids differ between
+    instances (and an unchanged entry must compare equal to what is stored)."""
+    entry = dict(entry)
+    owner = entry.get("owner")
+    if isinstance(owner, str) and "@" in owner:
+        user = user_with_email(owner)
+        if user is None:
+            raise HarvesterServiceError(f"owner: no user with e-mail address {echoed(owner)}.")
+        entry["owner"] = user.id
     managers = entry.get("harvest_managers")
     if not managers or not isinstance(managers, list):
-        return dict(entry)
+        return entry
     resolved: list[Any] = []
     for manager in managers:
         if isinstance(manager, str) and "@" in manager:
-            user = _user_with_email(manager)
+            user = user_with_email(manager)
             if user is None:
                 raise HarvesterServiceError(
                     f"harvest_managers: no user with e-mail address {echoed(manager)}."
@@ -180,14 +188,6 @@ def _resolve_managers(entry: dict) -> dict:
         else:
             resolved.append(manager)
     return {**entry, "harvest_managers": resolved}
-
-
-def _user_with_email(email: str) -> User | None:
-    if not is_storable(email):  # the database cannot compare it, and no address contains it
-        return None
-    return db.session.scalars(
-        db.select(User).where(db.func.lower(User.email) == email.lower())
-    ).first()
 
 
 def _same(harvester: OAIHarvester, data: dict) -> bool:

@@ -35,6 +35,17 @@ class OAIHarvester(db.Model, db.Timestamp):
     # The watermark of each scope (endpoint, metadata prefix, set) it was earned on, as
     # {scope key: ISO datetime}: a scope that is not here is harvested in full.
     watermarks = db.Column(JSONType, nullable=True)
+    # How records are written into the target (see harvest/targets): the user who owns
+    # them (None: the system), the community they join (draft-enabled targets with
+    # communities), and the policies of harvest/targets/drafts.py. The choices are the
+    # values of TargetOptions' enums; the columns are plain strings so that a policy
+    # added later needs no migration of an enum type.
+    owner = db.Column(db.Integer, nullable=True)
+    community = db.Column(db.String(255), nullable=True)
+    target_adapter = db.Column(db.String(32), nullable=False, default="auto")
+    local_drafts = db.Column(db.String(32), nullable=False, default="harvest-wins")
+    invalid_drafts = db.Column(db.String(32), nullable=False, default="discard")
+    doi_conflicts = db.Column(db.String(32), nullable=False, default="fail")
 
 
 class OAIHarvestedRecord(db.Model):

@@ -134,7 +134,11 @@ def build_report(
 
     if summary is not None:
         counted = summary.counts
-        problems = [*summary.problems, *summary.warnings]
+        problems = [
+            *summary.problems,
+            *summary.warnings,
+            *(f"{identifier}: {text}" for identifier, text in counted.notices),
+        ]
     else:  # failed before writing anything of this batch: what the run counted so far
         counted = WriteCounts.from_run_columns(run)
         problems = []

@@ -16,6 +16,7 @@ from invenio_administration.views.base import (
 from invenio_db import db
 from invenio_i18n import lazy_gettext as _
 
+from ..harvest.targets.options import POLICY_FIELDS
 from ..jobs import job_type_id
 from ..proxies import (
     current_harvest_runs_service,
@@ -109,6 +110,12 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
         "batch_size": {"text": _("Batch size"), "order": 9},
         "request_delay": {"text": _("Pause between requests (s)"), "order": 9.5},
         "harvest_managers_text": {"text": _("Harvest managers"), "order": 10},
+        "owner_text": {"text": _("Owner of the records"), "order": 10.1},
+        "community": {"text": _("Community"), "order": 10.2},
+        "target_adapter": {"text": _("Written through"), "order": 10.3},
+        "local_drafts": {"text": _("Open local drafts"), "order": 10.4},
+        "invalid_drafts": {"text": _("Invalid drafts"), "order": 10.5},
+        "doi_conflicts": {"text": _("DOI held by another record"), "order": 10.6},
         "watermark": {"text": _("Watermark (provider time)"), "order": 11},
         "created": {"text": _("Created"), "order": 12},
         "updated": {"text": _("Updated"), "order": 13},
@@ -256,6 +263,55 @@ FORM_FIELDS = {
             "receive its run reports (choose by e-mail, or type a user id)."
         ),
     },
+    "owner": {
+        "order": 9.1,
+        "text": _("Owner of the records"),
+        "type": "dropdown",
+        "search": True,
+        "clearable": True,
+        "description": _(
+            "The user who owns the harvested records (InvenioRDM shows them as theirs); "
+            "empty: the system. A dedicated harvester account is a good choice."
+        ),
+    },
+    "community": {
+        "order": 9.2,
+        "text": _("Community"),
+        "description": _(
+            "InvenioRDM: the community (slug or id) that new harvested records are included in."
+        ),
+    },
+    "target_adapter": {
+        "order": 9.3,
+        "text": _("Write records through"),
+        "description": _(
+            "auto: drafts for a draft-enabled service (InvenioRDM), else create/update."
+        ),
+    },
+    "local_drafts": {
+        "order": 9.4,
+        "text": _("A local draft of a harvested record"),
+        "description": _(
+            "harvest-wins: the harvested data replaces the draft and is published (the run "
+            "report names the record); local-wins: the record is skipped and reported."
+        ),
+    },
+    "invalid_drafts": {
+        "order": 9.5,
+        "text": _("A new record the target refuses"),
+        "description": _(
+            "discard: no draft is left behind; keep: the draft stays for a curator to fix. "
+            "The errors are on the harvested record either way."
+        ),
+    },
+    "doi_conflicts": {
+        "order": 9.6,
+        "text": _("A DOI held by another local record"),
+        "description": _(
+            "fail: the harvested record fails, naming the holder (which is never changed); "
+            "take-over: the holder becomes this harvester's record."
+        ),
+    },
     "comment": {"order": 10, "text": _("Comment"), "rows": 3},
 }
 
@@ -278,6 +334,11 @@ def form_fields_with_choices() -> dict[str, Any]:
     fields["harvest_managers"]["options"] = [
         {"id": user_id, "title_l10n": f"{email} (id {user_id})"} for user_id, email in users
     ]
+    fields["owner"]["options"] = fields["harvest_managers"]["options"]
+    for name, choices in POLICY_FIELDS.items():
+        fields[name]["options"] = [
+            {"id": member.value, "title_l10n": member.value} for member in choices
+        ]
     return fields
 
 

@@ -26,7 +26,7 @@ from .lock import exclusive_run
 from .results import HarvestSummary, ProgressCallback
 from .run import HarvestRun
 from .settings import HarvestSettings
-from .targets import adapter_for
+from .targets import TargetOptions, adapter_for
 from .window import SinceSource
 from .writer import RecordWriter
 
@@ -71,17 +71,49 @@ def _stored_harvester(harvester_id: str) -> OAIHarvester:
     return harvester
 
 
+class OwnerUnavailable(LookupError):
+    """The user a harvester writes records as does not exist or is not active."""
+
+
+def writing_identity(owner: int | None) -> Any:
+    """The identity that records are written as: the system, or the harvester's owner.
+
+    The owner is the user the target records as the records' owner (RDM's
+    ``parent.access.owned_by``); it writes with the system's permissions, because the harvester
+    must also tombstone, restore and include records in communities, which RDM lets only
+    administrators do, while the operator who named the owner already chose to harvest.
+    """
+    if owner is None:
+        return system_identity
+    from invenio_access.permissions import authenticated_user, system_process
+    from invenio_access.utils import get_identity
+    from invenio_accounts.models import User
+
+    user = db.session.get(User, owner)
+    if user is None or not user.active:
+        raise OwnerUnavailable(
+            f"The owner of the harvested records, user {owner}, does not exist or is not "
+            f"active; choose another owner (or none: the system) for the harvester."
+        )
+    identity = get_identity(user)
+    identity.provides.add(authenticated_user)
+    identity.provides.add(system_process)
+    return identity
+
+
 def make_writer(harvester_id: str, run_id: uuid.UUID | None) -> RecordWriter:
     """The writer of a harvester's records into its target service, for one run."""
     from ..proxies import current_oai_harvester
 
     harvester = _stored_harvester(harvester_id)
+    options = TargetOptions.of(harvester)
     return RecordWriter(
         harvester_id=harvester.id,
         target=adapter_for(
             current_service_registry.get(harvester.target),
-            system_identity,
+            writing_identity(options.owner),
             harvester_id=harvester.id,
+            options=options,
         ),
         transformer=current_oai_harvester.transformers.get(harvester.transformer),
         run_id=run_id,

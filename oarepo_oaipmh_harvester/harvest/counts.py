@@ -46,6 +46,9 @@ class WriteCounts:
     reindexed: int = 0
     """Records sent to the search index again by a reindexing run (arrived or not)."""
     failures: list[tuple[str, str]] = field(default_factory=list)
+    notices: list[tuple[str, str]] = field(default_factory=list)
+    """(identifier, what happened) of written records that an operator should know of, such
+    as a local draft replaced by the harvested data; kept up to MAX_KEPT_FAILURES."""
 
     @property
     def total(self) -> int:
@@ -61,6 +64,8 @@ class WriteCounts:
         self.reindexed += other.reindexed
         room = MAX_KEPT_FAILURES - len(self.failures)
         self.failures.extend(other.failures[: max(room, 0)])
+        room = MAX_KEPT_FAILURES - len(self.notices)
+        self.notices.extend(other.notices[: max(room, 0)])
 
     def plus(self, other: WriteCounts) -> WriteCounts:
         """A new total of both; neither is changed."""
@@ -77,6 +82,11 @@ class WriteCounts:
     def not_indexed_one(self, identifier: str, error: str) -> None:
         self.not_indexed += 1
         self._keep(identifier, error)
+
+    def notice(self, identifier: str, text: str) -> None:
+        """Remember something an operator should know of a record that was written."""
+        if len(self.notices) < MAX_KEPT_FAILURES:
+            self.notices.append((identifier, text))
 
     def _keep(self, identifier: str, error: str) -> None:
         if len(self.failures) < MAX_KEPT_FAILURES:
@@ -132,6 +142,7 @@ class WriteCounts:
             "not_indexed": self.not_indexed,
             "reindexed": self.reindexed,
             "failures": [list(failure) for failure in self.failures],
+            "notices": [list(notice) for notice in self.notices],
         }
 
     @classmethod
@@ -145,4 +156,5 @@ class WriteCounts:
             not_indexed=int(data.get("not_indexed", 0)),
             reindexed=int(data.get("reindexed", 0)),
             failures=[(str(i), str(e)) for i, e in data.get("failures", [])][:MAX_KEPT_FAILURES],
+            notices=[(str(i), str(n)) for i, n in data.get("notices", [])][:MAX_KEPT_FAILURES],
         )

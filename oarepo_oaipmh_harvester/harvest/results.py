@@ -79,5 +79,12 @@ class HarvestSummary:
                     f"run writes them again (or run with reindex)."
                 )
             parts.append(f"First failures: {first}" if first else "")
+        if self.counts.notices:
+            noticed = "; ".join(
+                f"{identifier}: {text}"
+                for identifier, text in self.counts.notices[:FAILURES_IN_MESSAGE]
+            )
+            more = len(self.counts.notices) - FAILURES_IN_MESSAGE
+            parts.append(f"Note: {noticed}" + (f" (and {more} more)" if more > 0 else "."))
         parts.extend(self.warnings)
         return " ".join(part for part in parts if part)

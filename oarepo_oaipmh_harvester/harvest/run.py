@@ -186,7 +186,7 @@ class HarvestRun:
 
     def _finish(self, summary: HarvestSummary) -> HarvestSummary:
         summary.requests = self.client.request_count
-        if summary.warnings and self.run_id is not None:
+        if (summary.warnings or summary.counts.notices) and self.run_id is not None:
             # A successful run keeps this message; a partial one gets summary.message().
             db.session.execute(
                 sa.update(Run).where(Run.id == self.run_id).values(message=summary.message())

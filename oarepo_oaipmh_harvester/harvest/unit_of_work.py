@@ -58,6 +58,7 @@ class BulkIndexingUnitOfWork(UnitOfWork):
         self._bulk_index_ops: list[RecordBulkIndexOp] = []
         self.index_errors: list[str] = []
         self.index_failures: list[IndexFailure] = []
+        self.side_effect_errors: list[str] = []
         self._pids: dict[str, tuple[str | None, str]] = {}
 
     def register(self, op: Operation) -> None:
@@ -94,7 +95,19 @@ class BulkIndexingUnitOfWork(UnitOfWork):
         """Commit the database transaction, then send the deferred indexing in bulk."""
         self.session.flush()  # revision ids as they will be committed
         by_client = self._build_actions()
-        super().commit()
+        self.session.commit()
+        # The data is committed: a side effect of the target's components that fails now
+        # (a notification that cannot be built, a task queue that is down) is logged, and
+        # must not turn the batch into a failure that the next run would replay.
+        for stage in ("on_commit", "on_post_commit"):
+            for op in self._operations:
+                try:
+                    getattr(op, stage)(self)
+                except Exception as error:  # noqa: BLE001 - reported, never raised
+                    message = f"{type(op).__name__}.{stage} failed after the commit: {error!r}"
+                    log.error(message, exc_info=error)
+                    self.side_effect_errors.append(message)
+        self._mark_dirty()
         self._pending = []
         self._bulk_index_ops = []
         # From here on the data is committed: an indexing failure is reported, never raised

@@ -20,7 +20,7 @@ from invenio_db import db
 from ..protocol.records import OAIRecord
 from .changes import admissible, latest_of_each, needing_write
 from .counts import RecordValidationError, WriteCounts, describe_error
-from .targets import BulkWriteRefused, TargetAdapter
+from .targets import BulkWriteRefused, KeptWithErrors, TargetAdapter
 from .tracking import NOT_INDEXED, TrackingStore
 from .transformers import Transformer, with_transform_warnings
 from .unit_of_work import BulkIndexingUnitOfWork, IndexFailure
@@ -185,6 +185,9 @@ class RecordWriter:
         live: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (row, transformed data)
         for record in records:
             known = tracked.get(record.identifier)
+            # A local tombstone is ours to restore only where the source had deleted the
+            # record; one that a curator made while the source kept it is not undone.
+            restorable = bool(known and known["deleted"])
             row = self.tracking.new_row(
                 record.identifier,
                 datestamp=record.datestamp,
@@ -196,7 +199,7 @@ class RecordWriter:
             )
             rows.append(row)
             if record.deleted or not self.target.supports_bulk:
-                self._write_one(uow, record, row, counts)
+                self._write_one(uow, record, row, counts, restore=restorable)
                 continue
             try:
                 data = self.transformer.transform(record)
@@ -251,10 +254,13 @@ class RecordWriter:
         row: dict[str, Any],
         counts: WriteCounts,
         data: dict[str, Any] | None = None,
+        *,
+        restore: bool = False,
     ) -> None:
         """Write one record in its own savepoint (`data`: already transformed)."""
         local_pid = row["local_pid"]
         mark = uow.mark()
+        kept: KeptWithErrors | None = None
         try:
             if row["deleted"]:
                 if local_pid:
@@ -270,18 +276,41 @@ class RecordWriter:
                     row["warnings"] = with_transform_warnings(row["warnings"], self.transformer)
                 row["transformed"] = data
                 with db.session.begin_nested():
-                    row["local_pid"], created = self.target.upsert(local_pid, data, uow)
-                if created:
+                    try:
+                        row["local_pid"], created = self.target.upsert(
+                            local_pid, data, uow, restore=restore
+                        )
+                    except KeptWithErrors as error:
+                        # Caught inside the savepoint: the target keeps the draft.
+                        kept = error
+                if kept is not None:
+                    row["local_pid"] = kept.pid
+                    self._note_failure(row, counts, RecordValidationError(kept.errors))
+                    row["errors"].append(
+                        f"The draft {kept.pid} is kept for a curator to fix "
+                        f"(invalid_drafts keep); the next harvest continues it."
+                    )
+                elif created:
                     counts.created += 1
                 else:
                     counts.updated += 1
         except Exception as error:  # noqa: BLE001 - any failure is tracked on the record
             uow.discard_since(mark)
             self._note_failure(row, counts, error)
+        finally:
+            self._take_notices(row, counts)
+
+    def _take_notices(self, row: dict[str, Any], counts: WriteCounts) -> None:
+        """What the target did to this record that an operator should know of: on the
+        record's tracking row (as warnings) and in the run's report."""
+        for notice in self.target.take_notices():
+            row["warnings"] = [*(row["warnings"] or ()), notice]
+            counts.notice(row["oai_identifier"], notice)
 
     def _note_failure(self, row: dict[str, Any], counts: WriteCounts, error: Exception) -> None:
         message = describe_error(error)
         identifier = row["oai_identifier"]
         log.info("Harvester %s: %s failed: %s", self.harvester_id, identifier, message)
+        log.debug("Harvester %s: %s failed", self.harvester_id, identifier, exc_info=error)
         row["errors"] = [message]
         counts.fail(identifier, message)

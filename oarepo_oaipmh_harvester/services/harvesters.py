@@ -51,6 +51,12 @@ EDITABLE_FIELDS = (
     "batch_size",
     "harvest_managers",
     "request_delay",
+    "owner",
+    "community",
+    "target_adapter",
+    "local_drafts",
+    "invalid_drafts",
+    "doi_conflicts",
 )
 
 PREFLIGHT_FIELDS = ("base_url", "metadata_prefix", "setspecs")
@@ -72,6 +78,12 @@ class HarvesterView:
     batch_size: int
     harvest_managers: list[int]
     request_delay: float | None
+    owner: int | None
+    community: str | None
+    target_adapter: str
+    local_drafts: str
+    invalid_drafts: str
+    doi_conflicts: str
     watermark: datetime | None
     created: datetime | None
     updated: datetime | None

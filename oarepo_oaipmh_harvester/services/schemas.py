@@ -17,13 +17,15 @@ from marshmallow import (
     pre_load,
     validate,
     validates,
+    validates_schema,
 )
 from marshmallow_utils.fields import TZDateTime
 
 from ..arguments import PlainList, RunArgumentsSchema
+from ..harvest.targets.options import POLICY_FIELDS, TargetOptions
 from ..models import OAIHarvester
 from ..proxies import current_oai_harvester
-from ..text import StorableText, echoed
+from ..text import StorableText, echoed, is_storable
 from .targets import writable_target_ids
 
 HARVESTER_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$"
@@ -51,7 +53,50 @@ class ProviderUrl(fields.Url):
         return url
 
 
-OPTIONAL_FIELDS = ("comment", "transformer", "batch_size", "request_delay")
+def user_with_email(email: str) -> User | None:
+    """The user with this e-mail address (compared without case), if any."""
+    if not is_storable(email):  # the database cannot compare it, and no address contains it
+        return None
+    return db.session.scalars(
+        db.select(User).where(db.func.lower(User.email) == email.lower())
+    ).first()
+
+
+class UserReference(fields.Integer):
+    """A user id, also accepted as the user's e-mail address (ids differ between instances,
+    and an operator at a command line knows the address)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(strict=False, **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int:
+        if isinstance(value, str) and "@" in value:
+            user = user_with_email(value.strip())
+            if user is None:
+                raise ValidationError(f"No user with e-mail address {echoed(value)}.")
+            return user.id
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+OPTIONAL_FIELDS = (
+    "comment",
+    "transformer",
+    "batch_size",
+    "request_delay",
+    "owner",
+    "community",
+    *POLICY_FIELDS,
+)
+
+
+def _policy(name: str) -> fields.String:
+    """A policy field: one of its enum's values; left out or empty, the default."""
+    choices = [member.value for member in POLICY_FIELDS[name]]
+    return fields.String(
+        load_default=None,
+        allow_none=True,
+        validate=validate.OneOf(choices, error=f"Choose one of: {', '.join(choices)}."),
+    )
 
 
 class HarvesterSchema(Schema):
@@ -92,6 +137,15 @@ class HarvesterSchema(Schema):
     request_delay = fields.Float(
         load_default=None, allow_none=True, validate=validate.Range(min=0, max=600)
     )
+    # How records are written into the target (harvest/targets/options.py).
+    owner = UserReference(load_default=None, allow_none=True)
+    community = fields.String(
+        load_default=None, allow_none=True, validate=[validate.Length(max=255), StorableText()]
+    )
+    target_adapter = _policy("target_adapter")
+    local_drafts = _policy("local_drafts")
+    invalid_drafts = _policy("invalid_drafts")
+    doi_conflicts = _policy("doi_conflicts")
 
     # Shown, never written by a client.
     watermark = TZDateTime(timezone=UTC, format="iso", dump_only=True)
@@ -102,6 +156,7 @@ class HarvesterSchema(Schema):
     # In words, for pages that show values as text.
     setspecs_text = fields.Method("_setspecs_text", dump_only=True)
     harvest_managers_text = fields.Method("_harvest_managers_text", dump_only=True)
+    owner_text = fields.Method("_owner_text", dump_only=True)
 
     def _setspecs_text(self, harvester: Any) -> str:
         return ", ".join(harvester.setspecs or []) or "all (no set)"
@@ -114,6 +169,12 @@ class HarvesterSchema(Schema):
             db.session.execute(db.select(User.id, User.email).where(User.id.in_(ids))).all()
         )
         return ", ".join(f"{emails.get(user_id, '?')} (id {user_id})" for user_id in ids)
+
+    def _owner_text(self, harvester: Any) -> str:
+        if harvester.owner is None:
+            return "the system"
+        email = db.session.scalar(db.select(User.email).where(User.id == harvester.owner))
+        return f"{email or '?'} (id {harvester.owner})"
 
     last_run = fields.Raw(dump_only=True)
 
@@ -150,6 +211,44 @@ class HarvesterSchema(Schema):
         if missing:
             raise ValidationError(f"No user with id {', '.join(map(str, missing))}.")
 
+    @validates("owner")
+    def _known_owner(self, value: int | None, **kwargs: Any) -> None:
+        if value is None:
+            return
+        user = db.session.get(User, value)
+        if user is None or not user.active:
+            raise ValidationError(f"No active user with id {value}.")
+
+    @validates_schema
+    def _target_options_fit_the_target(self, data: dict, **kwargs: Any) -> None:
+        """The adapter, and a community, must suit the target service (when it is known)."""
+        from invenio_records_resources.proxies import current_service_registry
+
+        from ..harvest.targets import (
+            AdapterKind,
+            AdapterNotApplicable,
+            adapter_for,
+            is_draft_service,
+        )
+
+        target = data.get("target")
+        if target not in writable_target_ids():
+            return  # reported on the target field
+        service = current_service_registry.get(target)
+        options = TargetOptions(adapter=AdapterKind(data.get("target_adapter") or "auto"))
+        try:
+            adapter_for(service, None, options=options)
+        except AdapterNotApplicable as error:
+            raise ValidationError(str(error), field_name="target_adapter") from None
+        community = data.get("community")
+        if community:
+            drafts = options.adapter is AdapterKind.DRAFTS or (
+                options.adapter is AdapterKind.AUTO and is_draft_service(service)
+            )
+            problem = community_problem(community, is_drafts=drafts)
+            if problem:
+                raise ValidationError(problem, field_name="community")
+
     @validates("transformer")
     def _known_transformer(self, value: str | None, **kwargs: Any) -> None:
         transformers = current_oai_harvester.transformers
@@ -157,6 +256,25 @@ class HarvesterSchema(Schema):
             raise ValidationError(
                 f"Unknown transformer {echoed(value)} (known: {', '.join(transformers.names())})."
             )
+
+
+def community_problem(community: str, *, is_drafts: bool) -> str | None:
+    """Why records of a target cannot join `community` (None when they can)."""
+    if not is_drafts:
+        return "Only a draft-enabled target (InvenioRDM) can include records in a community."
+    try:
+        from invenio_communities.proxies import current_communities
+        from invenio_rdm_records.proxies import current_rdm_records  # noqa: F401
+    except ImportError:
+        return "Communities need InvenioRDM (pip install oarepo-oaipmh-harvester[rdm])."
+    from invenio_pidstore.errors import PIDDoesNotExistError
+    from sqlalchemy.orm.exc import NoResultFound
+
+    try:
+        current_communities.service.record_cls.pid.resolve(community)
+    except (PIDDoesNotExistError, NoResultFound):
+        return f"No community {echoed(community)} (give its slug or id)."
+    return None
 
 
 def apply_defaults(data: dict) -> dict:
@@ -167,6 +285,15 @@ def apply_defaults(data: dict) -> dict:
         data["transformer"] = config["OAI_HARVESTER_DEFAULT_TRANSFORMER"]
     if data.get("batch_size") is None:
         data["batch_size"] = config["OAI_HARVESTER_DEFAULT_BATCH_SIZE"]
+    defaults = TargetOptions()
+    for name, attribute in (
+        ("target_adapter", "adapter"),
+        ("local_drafts", "local_drafts"),
+        ("invalid_drafts", "invalid_drafts"),
+        ("doi_conflicts", "doi_conflicts"),
+    ):
+        if data.get(name) is None:
+            data[name] = getattr(defaults, attribute).value
     # Order kept, duplicates dropped: the same set twice would be harvested twice.
     data["setspecs"] = list(dict.fromkeys(data.get("setspecs") or []))
     data["harvest_managers"] = list(dict.fromkeys(data.get("harvest_managers") or []))

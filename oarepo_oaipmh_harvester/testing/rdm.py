@@ -40,7 +40,11 @@ VOCABULARY_ENTRIES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     ),
     "languages": ("lng", "languages.yaml", ("deu", "eng", "ces", "fra")),
     "licenses": ("lic", "licenses.csv", ("cc-by-4.0", "cc0-1.0")),
-    "titletypes": ("ttyp", "title_types.yaml", ("alternative-title", "subtitle", "translated-title")),
+    "titletypes": (
+        "ttyp",
+        "title_types.yaml",
+        ("alternative-title", "subtitle", "translated-title"),
+    ),
     "descriptiontypes": ("dty", "description_types.yaml", ("abstract", "methods", "other")),
     "contributorsroles": (
         "cor",
@@ -68,21 +72,36 @@ UI_ENDPOINTS = (
 )
 """invenio-app-rdm's record endpoints that publishing builds links to."""
 
-UI_BLUEPRINT_ENTRY_POINT = (
-    "invenio_app_rdm_records = oarepo_oaipmh_harvester.testing.rdm:create_records_ui_blueprint"
+REQUEST_UI_ENDPOINTS = (
+    ("/me/requests/<request_pid_value>", "user_dashboard_request_view"),
+    ("/communities/<pid_value>/requests/<request_pid_value>", "community_dashboard_request_view"),
 )
+"""invenio-app-rdm's request pages that a community inclusion's notification links to."""
+
+UI_BLUEPRINT_ENTRY_POINTS = [
+    "invenio_app_rdm_records = oarepo_oaipmh_harvester.testing.rdm:create_records_ui_blueprint",
+    "invenio_app_rdm_requests = oarepo_oaipmh_harvester.testing.rdm:create_requests_ui_blueprint",
+]
 """For pytest-invenio's ``extra_entry_points`` (group ``invenio_base.blueprints``)."""
+
+
+def _placeholder(**kwargs: Any) -> str:
+    return ""
 
 
 def create_records_ui_blueprint(app: Flask) -> Blueprint:
     """Stand-ins for the UI endpoints of invenio-app-rdm (which the harvester does not need)."""
     blueprint = Blueprint("invenio_app_rdm_records", __name__)
-
-    def placeholder(**kwargs: Any) -> str:
-        return ""
-
     for rule, endpoint in UI_ENDPOINTS:
-        blueprint.add_url_rule(rule, endpoint, placeholder)
+        blueprint.add_url_rule(rule, endpoint, _placeholder)
+    return blueprint
+
+
+def create_requests_ui_blueprint(app: Flask) -> Blueprint:
+    """Stand-ins for invenio-app-rdm's request pages."""
+    blueprint = Blueprint("invenio_app_rdm_requests", __name__)
+    for rule, endpoint in REQUEST_UI_ENDPOINTS:
+        blueprint.add_url_rule(rule, endpoint, _placeholder)
     return blueprint
 
 
@@ -98,18 +117,13 @@ def rdm_config(*, external_dois: bool = True) -> dict[str, Any]:
     drops the doi scheme unless DataCite or Crossref is enabled. No DOI is ever minted.
     """
     from invenio_rdm_records import config as rdm
+    from invenio_rdm_records.services.permissions import RDMRequestsPermissionPolicy
 
     config: dict[str, Any] = {
-        # rdm-records is not a flavour extension: these keys of its config.py would lose to
-        # other modules' defaults.
-        key: getattr(rdm, key, None)
-        for key in (
-            "FILES_REST_PERMISSION_FACTORY",
-            "PIDSTORE_RECID_FIELD",
-            "RECORDS_PERMISSIONS_RECORD_POLICY",
-            "RECORDS_REST_ENDPOINTS",
-            "REQUESTS_PERMISSION_POLICY",
-        )
+        # invenio-app-rdm sets these; without them its records' requests (community
+        # inclusion) have no permission policy, and legacy REST endpoints would be built.
+        "REQUESTS_PERMISSION_POLICY": RDMRequestsPermissionPolicy,
+        "RECORDS_REST_ENDPOINTS": {},
     }
     config.update(
         {
@@ -122,6 +136,8 @@ def rdm_config(*, external_dois: bool = True) -> dict[str, Any]:
             "THEME_FRONTPAGE": False,
             "RDM_USER_MODERATION_ENABLED": False,
             "OAISERVER_ID_PREFIX": "oaiharvest-test",
+            # Including a record in a community notifies; every type sent must have a builder.
+            "NOTIFICATIONS_BUILDERS": _community_inclusion_builders(),
         }
     )
     if external_dois:
@@ -136,6 +152,19 @@ def rdm_config(*, external_dois: bool = True) -> dict[str, Any]:
             },
         }
     return config
+
+
+def _community_inclusion_builders() -> dict[str, Any]:
+    from invenio_rdm_records.notifications import builders
+
+    classes = (
+        builders.CommunityInclusionSubmittedNotificationBuilder,
+        builders.CommunityInclusionAcceptNotificationBuilder,
+        builders.CommunityInclusionDeclineNotificationBuilder,
+        builders.CommunityInclusionCancelNotificationBuilder,
+        builders.CommunityInclusionExpireNotificationBuilder,
+    )
+    return {builder.type: builder for builder in classes}
 
 
 def fixture_dir() -> Path:

@@ -131,11 +131,18 @@ def test_admin_journey(chromium: Browser, browser_provider, browser_corpus, run_
         page.locator("[name='name']").first.wait_for()
         browser.fill("name", "Journey, renamed")
         browser.add_choices("setspecs", ["phys:astro"])
+        # How records are written: an owner and two policies, each a dropdown.
+        browser.choose("owner", ADMIN_EMAIL)
+        browser.choose("local_drafts", "local-wins")
+        browser.choose("invalid_drafts", "keep")
         page.get_by_role("button", name="Save").click()
         page.wait_for_url(LIST_PAGE)
         edited = browser.api("GET", "/api/oai-harvest/harvesters/journey").json()
         assert edited["name"] == "Journey, renamed"
         assert edited["setspecs"] == ["phys", "math", "phys:astro"]
+        assert edited["owner"] == edited["harvest_managers"][0]
+        assert (edited["local_drafts"], edited["invalid_drafts"]) == ("local-wins", "keep")
+        assert (edited["doi_conflicts"], edited["target_adapter"]) == ("fail", "auto")
 
     # -- run now: full, since, identifiers, reconcile only ----------------------------------
     with browser.step("run-now-full"):

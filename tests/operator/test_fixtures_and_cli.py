@@ -170,3 +170,39 @@ def test_cli_create_and_update_check_the_provider_unless_told_not_to(
     result = run_cli("harvester", "update", "c", "--set", "chem", "--no-check")
     assert result.exit_code == 0
     assert current_harvester_service.read(system_identity, "c").data["setspecs"] == ["chem"]
+
+
+def test_target_options_from_the_command_line_and_a_fixture_file(
+    users, provider, run_cli, tmp_path
+):
+    result = run_cli(
+        "harvester", "create", "--id", "opts", "--name", "Options",
+        "--base-url", provider.base_url, "--metadata-prefix", "oai_dc",
+        "--target", "oai-sample-records", "--owner", "manager@example.org",
+        "--local-drafts", "local-wins", "--invalid-drafts", "keep",
+        "--doi-conflicts", "take-over", "--no-check",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    listed = json.loads(run_cli("harvester", "list", "--json").output)
+    options = next(h for h in listed if h["id"] == "opts")
+    assert options["owner"] == users.manager.user.id
+    assert (options["local_drafts"], options["invalid_drafts"], options["doi_conflicts"]) == (
+        "local-wins",
+        "keep",
+        "take-over",
+    )
+    assert options["target_adapter"] == "auto" and options["community"] is None
+
+    refused = run_cli("harvester", "update", "opts", "--owner", "nobody@example.org", "--no-check")
+    assert refused.exit_code != 0
+    assert "owner" in refused.output and "nobody@example.org" in refused.output
+
+    path = write(
+        tmp_path / "harvesters.yaml",
+        fixture_text(provider.base_url).replace(
+            "  batch_size: 7", "  batch_size: 7\n  owner: manager@example.org"
+        ),
+    )
+    load_harvesters(path)
+    assert db.session.get(OAIHarvester, "beta").owner == users.manager.user.id
+    assert load_harvesters(path).unchanged == ["alpha", "beta"]  # the address compares equal

@@ -33,9 +33,9 @@ def app_config(app_config):
 
 @pytest.fixture(scope="module")
 def extra_entry_points():
-    from oarepo_oaipmh_harvester.testing.rdm import UI_BLUEPRINT_ENTRY_POINT
+    from oarepo_oaipmh_harvester.testing.rdm import UI_BLUEPRINT_ENTRY_POINTS
 
-    return {"invenio_base.blueprints": [UI_BLUEPRINT_ENTRY_POINT]}
+    return {"invenio_base.blueprints": UI_BLUEPRINT_ENTRY_POINTS}
 
 
 @pytest.fixture(scope="module")

@@ -18,11 +18,8 @@ from lxml import etree
 
 from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.targets import RecordsServiceTarget, adapter_for
-from oarepo_oaipmh_harvester.harvest.targets.drafts import (
-    DraftsServiceTarget,
-    LocalDraftOpen,
-    LocalDraftPolicy,
-)
+from oarepo_oaipmh_harvester.harvest.targets.drafts import DraftsServiceTarget, LocalDraftOpen
+from oarepo_oaipmh_harvester.harvest.targets.options import LocalDraftPolicy, TargetOptions
 from oarepo_oaipmh_harvester.harvest.unit_of_work import BulkIndexingUnitOfWork
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
 from oarepo_oaipmh_harvester.harvest.writer import RecordWriter
@@ -167,7 +164,10 @@ def test_local_open_draft_is_reported_when_local_wins(rdm, provider, corpus):
     published = rdm.read(system_identity, pid).data
     rdm.edit(system_identity, pid)
     adapter = DraftsServiceTarget(
-        rdm, system_identity, harvester_id="test", local_drafts=LocalDraftPolicy.LOCAL_WINS
+        rdm,
+        system_identity,
+        harvester_id="test",
+        options=TargetOptions(local_drafts=LocalDraftPolicy.LOCAL_WINS),
     )
     data = {key: published[key] for key in ("access", "files", "metadata")}
 
@@ -295,7 +295,10 @@ def test_local_wins_puts_the_open_draft_on_the_tracking_row(rdm, provider):
     writer = RecordWriter(
         harvester_id="test",
         target=DraftsServiceTarget(
-            rdm, system_identity, harvester_id="test", local_drafts="local-wins"
+            rdm,
+            system_identity,
+            harvester_id="test",
+            options=TargetOptions(local_drafts=LocalDraftPolicy.LOCAL_WINS),
         ),
         transformer=MinimalRDMTransformer(),
     )

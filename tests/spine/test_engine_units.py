@@ -136,6 +136,44 @@ def test_kept_failures_are_bounded_and_travel_between_processes():
     assert again == counts
 
 
+def test_notices_are_bounded_travel_between_processes_and_reach_the_message():
+    from oarepo_oaipmh_harvester.harvest.results import HarvestSummary
+
+    counts = WriteCounts(updated=MAX_KEPT_FAILURES + 3)
+    for index in range(MAX_KEPT_FAILURES + 3):
+        counts.notice(f"oai:{index}", "draft replaced")
+    assert len(counts.notices) == MAX_KEPT_FAILURES
+    assert WriteCounts.from_dict(counts.as_dict()) == counts
+    summary = HarvestSummary(harvester_id="x", window=None, counts=counts)
+    assert summary.succeeded
+    assert "Note: oai:0: draft replaced" in summary.message() and "more)" in summary.message()
+
+
+def test_a_side_effect_failing_after_the_commit_does_not_fail_the_batch(app, db):
+    """Data committed is committed: a notification that cannot be sent is logged."""
+    from invenio_db.uow import Operation
+
+    from oarepo_oaipmh_harvester.harvest.unit_of_work import BulkIndexingUnitOfWork
+
+    ran = []
+
+    class FailingNotification(Operation):
+        def on_post_commit(self, uow):
+            raise KeyError("request.created_by")
+
+    class LaterOperation(Operation):
+        def on_post_commit(self, uow):
+            ran.append("later")
+
+    with BulkIndexingUnitOfWork(db.session) as uow:
+        uow.register(FailingNotification())
+        uow.register(LaterOperation())
+        uow.commit()
+
+    assert ran == ["later"]
+    assert "FailingNotification.on_post_commit failed" in uow.side_effect_errors[0]
+
+
 def test_settings_are_read_per_run(app):
     from oarepo_oaipmh_harvester.harvest.assembly import current_settings
 

@@ -49,7 +49,7 @@ def _a_stored_watermark_becomes_the_watermark_of_each_current_scope(alembic, db)
     from oarepo_oaipmh_harvester.harvest.window import Scope
 
     alembic.downgrade(
-        target="oarepo_oaipmh_harvester@-1"
+        target="oarepo_oaipmh_harvester@-2"
     )  # to 1764410001 (digits alone read as relative)
     with db.engine.begin() as connection:
         connection.execute(
@@ -63,9 +63,12 @@ def _a_stored_watermark_becomes_the_watermark_of_each_current_scope(alembic, db)
         )
     alembic.upgrade()
     with db.engine.connect() as connection:
-        stored = connection.execute(
-            sa.text("SELECT watermarks FROM oai_harvester WHERE id = 'old'")
-        ).scalar()
+        stored, *policies = connection.execute(
+            sa.text(
+                "SELECT watermarks, target_adapter, local_drafts, invalid_drafts, "
+                "doi_conflicts, owner, community FROM oai_harvester WHERE id = 'old'"
+            )
+        ).one()
         connection.execute(sa.text("DELETE FROM oai_harvester WHERE id = 'old'"))
         connection.commit()
     expected = {
@@ -73,3 +76,5 @@ def _a_stored_watermark_becomes_the_watermark_of_each_current_scope(alembic, db)
         for spec in ("math", "phys")
     }
     assert stored == expected
+    # Harvesters that existed before the target options keep today's behaviour.
+    assert policies == ["auto", "harvest-wins", "discard", "fail", None, None]

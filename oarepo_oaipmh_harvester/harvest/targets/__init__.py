@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import BulkWriteRefused, LocalRecordMissing, TargetAdapter, WrittenItem
+from .base import (
+    BulkWriteRefused,
+    KeptWithErrors,
+    LocalRecordMissing,
+    TargetAdapter,
+    WrittenItem,
+)
+from .options import AdapterKind, TargetOptions
 from .records import RecordsServiceTarget
 
 DRAFT_METHODS = ("edit", "update_draft", "publish")
@@ -24,20 +31,41 @@ def is_draft_service(service: Any) -> bool:
     return all(callable(getattr(service, name, None)) for name in DRAFT_METHODS)
 
 
+class AdapterNotApplicable(ValueError):
+    """The adapter a harvester asks for cannot write into its target service."""
+
+
 def adapter_for(
-    service: Any, identity: Any, *, harvester_id: str = "", **options: Any
+    service: Any,
+    identity: Any,
+    *,
+    harvester_id: str = "",
+    options: TargetOptions | None = None,
 ) -> TargetAdapter:
-    """The adapter that writes into `service` as `identity`, chosen by what the service can
-    do; `options` go to a drafts adapter (``local_drafts``: a :class:`~.drafts.LocalDraftPolicy`)."""
-    if is_draft_service(service):
+    """The adapter that writes into `service` as `identity`: the one `options` name, or
+    (``auto``) the one that what the service can do calls for."""
+    options = options or TargetOptions()
+    kind = options.adapter
+    if kind is AdapterKind.AUTO:
+        kind = AdapterKind.DRAFTS if is_draft_service(service) else AdapterKind.RECORDS
+    if kind is AdapterKind.DRAFTS:
+        if not is_draft_service(service):
+            raise AdapterNotApplicable(
+                f"The target service has no {', '.join(DRAFT_METHODS)}: it cannot be written "
+                f"through drafts."
+            )
         from .drafts import DraftsServiceTarget
 
-        return DraftsServiceTarget(service, identity, harvester_id=harvester_id, **options)
+        return DraftsServiceTarget(service, identity, harvester_id=harvester_id, options=options)
     return RecordsServiceTarget(service, identity, harvester_id=harvester_id)
 
 
 __all__ = [
+    "AdapterKind",
+    "AdapterNotApplicable",
     "BulkWriteRefused",
+    "KeptWithErrors",
+    "TargetOptions",
     "LocalRecordMissing",
     "RecordsServiceTarget",
     "TargetAdapter",

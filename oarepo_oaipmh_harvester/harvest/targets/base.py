@@ -22,6 +22,16 @@ class BulkWriteRefused(Exception):
     """A bulk write must be undone and the batch written one record at a time."""
 
 
+class KeptWithErrors(Exception):
+    """The target kept what was written (a draft for a curator to fix) but refused to make
+    it a record: the record failed, yet its savepoint must not be rolled back."""
+
+    def __init__(self, pid: str, errors: list[dict[str, Any]]) -> None:
+        super().__init__(pid, errors)
+        self.pid = pid
+        self.errors = errors
+
+
 @dataclass(frozen=True)
 class WrittenItem:
     """The outcome of one record of a bulk write: its pid, or its validation errors."""
@@ -41,14 +51,31 @@ class TargetAdapter(abc.ABC):
         self.service = service
         self.identity = identity
         self.harvester_id = harvester_id
+        self._notices: list[str] = []
+
+    def take_notices(self) -> list[str]:
+        """What the last write did that an operator should know of (then forgotten)."""
+        notices, self._notices = self._notices, []
+        return notices
 
     @abc.abstractmethod
     def create(self, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
         """Create a local record; its pid."""
 
     @abc.abstractmethod
-    def update(self, pid: str, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
-        """Replace the data of the local record `pid`; LocalRecordMissing when it is gone."""
+    def update(
+        self,
+        pid: str,
+        data: dict[str, Any],
+        uow: BulkIndexingUnitOfWork,
+        *,
+        restore: bool = False,
+    ) -> str:
+        """Replace the data of the local record `pid`; LocalRecordMissing when it is gone.
+
+        `restore`: the source had deleted the record and now has it again, so a local
+        tombstone of it is ours to restore (one a curator made is not).
+        """
 
     @abc.abstractmethod
     def delete(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
@@ -82,12 +109,17 @@ class TargetAdapter(abc.ABC):
         """The data the target holds for `pid`, None when there is no such record."""
 
     def upsert(
-        self, pid: str | None, data: dict[str, Any], uow: BulkIndexingUnitOfWork
+        self,
+        pid: str | None,
+        data: dict[str, Any],
+        uow: BulkIndexingUnitOfWork,
+        *,
+        restore: bool = False,
     ) -> tuple[str, bool]:
         """(pid, created): update the record of `pid`, or create it when it has none or is gone."""
         if pid:
             try:
-                return self.update(pid, data, uow), False
+                return self.update(pid, data, uow, restore=restore), False
             except LocalRecordMissing:
                 pass  # removed locally (or by an earlier tombstone): create it again
         return self.create(data, uow), True

@@ -2,26 +2,32 @@
 
 Decision owned here: how a harvested record becomes a published record of such a service
 (create a draft and publish it; edit, replace the draft and publish it), what a tombstone
-leaves behind (an RDM tombstone where the service keeps them), how a record that comes back
-after a tombstone is restored under its pid, and who wins when a local user has a draft of a
-harvested record open (:class:`LocalDraftPolicy`). Nothing here is written in bulk: these
-services have no bulk write for drafts, and ``create_or_update_many`` (which they inherit)
-neither creates a parent record nor updates metadata.
+leaves behind (an RDM tombstone where the service keeps them), when a local tombstone is
+restored (only one that a source tombstone made: a curator's deletion is reported, not
+undone), who wins when a local user has a draft of a harvested record open, what becomes
+of a draft the target refuses, when a harvested DOI may go to a record (never one that
+another local record holds, unless the harvester takes that record over), and which
+community new records join. The policies are a harvester's
+:class:`~.options.TargetOptions`. Nothing here is written in bulk: these services have no
+bulk write for drafts, and ``create_or_update_many`` (which they inherit) neither creates a
+parent record nor updates metadata.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from enum import StrEnum
 from typing import Any
 
+import sqlalchemy as sa
 from invenio_pidstore.errors import PIDDeletedError, PIDDoesNotExistError, PIDUnregistered
+from invenio_pidstore.models import PersistentIdentifier
 from sqlalchemy.orm.exc import NoResultFound
 
 from ..counts import RecordValidationError
 from ..unit_of_work import BulkIndexingUnitOfWork
-from .base import LocalRecordMissing, TargetAdapter
+from .base import KeptWithErrors, LocalRecordMissing, TargetAdapter
+from .options import DoiConflictPolicy, InvalidDraftPolicy, LocalDraftPolicy, TargetOptions
 from .records import index_records_of
 
 try:  # InvenioRDM's soft deletion; a plain drafts service deletes for good
@@ -43,17 +49,20 @@ log = logging.getLogger(__name__)
 _GONE = (PIDDoesNotExistError, PIDDeletedError, PIDUnregistered, NoResultFound)
 
 
-class LocalDraftPolicy(StrEnum):
-    """What happens to a harvested record whose local draft a user has open."""
-
-    HARVEST_WINS = "harvest-wins"
-    """The draft is replaced by the harvested data and published (the source is the truth)."""
-    LOCAL_WINS = "local-wins"
-    """The record is not updated; the open draft is reported as the record's error."""
-
-
 class LocalDraftOpen(Exception):
     """A local user's draft keeps a harvested record from being updated (local wins)."""
+
+
+class DeletedLocally(Exception):
+    """A curator deleted the local record; a changed source record does not bring it back."""
+
+
+class DoiConflict(Exception):
+    """The harvested DOI belongs to another local record, which is left as it is."""
+
+
+class CommunityInclusionFailed(Exception):
+    """A new record could not join the harvester's community (the record is not written)."""
 
 
 class DraftsServiceTarget(TargetAdapter):
@@ -66,27 +75,55 @@ class DraftsServiceTarget(TargetAdapter):
         identity: Any,
         *,
         harvester_id: str = "",
-        local_drafts: LocalDraftPolicy | str = LocalDraftPolicy.HARVEST_WINS,
+        options: TargetOptions | None = None,
     ) -> None:
         super().__init__(service, identity, harvester_id=harvester_id)
-        self.local_drafts = LocalDraftPolicy(local_drafts)
+        self.options = options or TargetOptions()
 
     @property
     def keeps_deleted_pids(self) -> bool:
         """RDM keeps a tombstone under the pid and can restore it: the pid stays tracked."""
         return callable(getattr(self.service, "restore_record", None))
 
-    def create(self, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
-        draft = self.service.create(self.identity, data, uow=uow)
-        # RDM saves a draft with schema errors and reports them; publishing it would drop
-        # the invalid fields silently.
-        self._refuse_invalid(draft, uow, discard=True)
-        return self.service.publish(self.identity, draft.id, uow=uow).id
+    def upsert(
+        self,
+        pid: str | None,
+        data: dict[str, Any],
+        uow: BulkIndexingUnitOfWork,
+        *,
+        restore: bool = False,
+    ) -> tuple[str, bool]:
+        if pid and self._is_unpublished_draft(pid):
+            # A draft kept for a curator (invalid_drafts = keep): this harvest continues it.
+            return self._publish_draft(pid, data, uow, update=True), True
+        if not pid:
+            doi = _doi_of(data)
+            holder = self._holder_of(doi) if doi else None
+            if holder and self.options.doi_conflicts is DoiConflictPolicy.TAKE_OVER:
+                self._notices.append(
+                    f"Took over local record {holder}, which held DOI {doi} (doi_conflicts "
+                    f"take-over); it is updated from the source from now on."
+                )
+                return self.update(holder, data, uow), False
+        return super().upsert(pid, data, uow, restore=restore)
 
-    def update(self, pid: str, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
+    def create(self, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
+        self._refuse_doi_of_another(data, pid=None)
+        draft = self.service.create(self.identity, data, uow=uow)
+        return self._publish_draft(draft.id, data, uow, draft=draft)
+
+    def update(
+        self,
+        pid: str,
+        data: dict[str, Any],
+        uow: BulkIndexingUnitOfWork,
+        *,
+        restore: bool = False,
+    ) -> str:
         record = self._published(pid)
+        self._refuse_doi_of_another(data, pid=pid)
         local_draft = self._has_open_draft(pid)
-        if local_draft and self.local_drafts is LocalDraftPolicy.LOCAL_WINS:
+        if local_draft and self.options.local_drafts is LocalDraftPolicy.LOCAL_WINS:
             raise LocalDraftOpen(
                 f"A local draft is open for record {pid}; the harvested changes were not "
                 f"applied (local wins). Publish or discard the draft, then harvest again."
@@ -94,6 +131,13 @@ class DraftsServiceTarget(TargetAdapter):
         if _is_deleted(record):
             if not self.keeps_deleted_pids:
                 raise LocalRecordMissing(pid)
+            if not restore:
+                raise DeletedLocally(
+                    f"Record {pid} was deleted in this repository{_why_deleted(record)}, and "
+                    f"its source record has changed since; the change was not applied and "
+                    f"the record stays deleted. Restore the record to let harvests update "
+                    f"it again."
+                )
             self.service.restore_record(self.identity, pid, uow=uow)
         if local_draft:
             log.warning(
@@ -102,15 +146,22 @@ class DraftsServiceTarget(TargetAdapter):
                 self.harvester_id,
                 pid,
             )
+            self._notices.append(
+                f"The local draft of record {pid} was replaced by the harvested data and "
+                f"published (local_drafts harvest-wins)."
+            )
         self.service.edit(self.identity, pid, uow=uow)
         draft = self.service.update_draft(self.identity, pid, data, uow=uow)
-        # A local draft is not ours to delete: the writer's savepoint brings it back.
-        self._refuse_invalid(draft, uow, discard=not local_draft)
+        # A local draft is not ours to delete: the writer's savepoint brings it back. An
+        # edit draft of ours with errors is never kept: the published record stays as it was.
+        self._refuse_invalid(draft, uow, discard=not local_draft, keep=False)
         return self.service.publish(self.identity, pid, uow=uow).id
 
     def delete(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
         try:
-            if callable(getattr(self.service, "delete_record", None)):
+            if self._is_unpublished_draft(pid):  # kept for a curator, never published
+                self.service.delete_draft(self.identity, pid, uow=uow)
+            elif callable(getattr(self.service, "delete_record", None)):
                 # A tombstone, so that links to the record say it was removed, and why.
                 note = f"Deleted at its OAI-PMH source; removed by harvester {self.harvester_id}."
                 self.service.delete_record(self.identity, pid, {"note": note}, uow=uow)
@@ -130,29 +181,131 @@ class DraftsServiceTarget(TargetAdapter):
             return None
 
     # -- helpers ------------------------------------------------------------------------
+    def _publish_draft(
+        self,
+        pid: str,
+        data: dict[str, Any],
+        uow: BulkIndexingUnitOfWork,
+        *,
+        draft: Any = None,
+        update: bool = False,
+    ) -> str:
+        """Publish a new record's draft (replacing its data first when `update`)."""
+        if update:
+            self._refuse_doi_of_another(data, pid=pid)
+            draft = self.service.update_draft(self.identity, pid, data, uow=uow)
+        # RDM saves a draft with schema errors and reports them; publishing it would drop
+        # the invalid fields silently.
+        keep = self.options.invalid_drafts is InvalidDraftPolicy.KEEP
+        self._refuse_invalid(draft, uow, discard=not keep, keep=keep)
+        published = self.service.publish(self.identity, pid, uow=uow).id
+        self._include_in_community(published, uow)
+        return published
+
     def _published(self, pid: str) -> Any:
         try:
             return self.service.record_cls.pid.resolve(pid)
         except _GONE as error:
             raise LocalRecordMissing(pid) from error
 
+    def _is_unpublished_draft(self, pid: str) -> bool:
+        """A draft that was never published (one kept for a curator)."""
+        try:
+            self.service.record_cls.pid.resolve(pid)
+            return False
+        except _GONE:
+            return self._has_open_draft(pid)
+
     def _has_open_draft(self, pid: str) -> bool:
-        """A draft of the published record exists (publishing soft-deletes ours)."""
+        """A draft of the record exists (publishing soft-deletes ours)."""
         try:
             self.service.draft_cls.pid.resolve(pid, registered_only=False)
         except _GONE:
             return False
         return True
 
-    def _refuse_invalid(self, draft: Any, uow: BulkIndexingUnitOfWork, *, discard: bool) -> None:
+    def _refuse_invalid(
+        self, draft: Any, uow: BulkIndexingUnitOfWork, *, discard: bool, keep: bool
+    ) -> None:
         errors = getattr(draft, "errors", None)
         if not errors:
             return
+        if keep:
+            raise KeptWithErrors(draft.id, list(errors))
         if discard:
             self.service.delete_draft(self.identity, draft.id, uow=uow)
         raise RecordValidationError(list(errors))
+
+    def _holder_of(self, doi: str) -> str | None:
+        """The pid of the local record (or draft) that holds `doi`, if any.
+
+        Read from the PID store, which decides who may register a DOI; the search index
+        may not have the holder yet. DOIs compare without regard to case.
+        """
+        found = (
+            PersistentIdentifier.query.filter(
+                PersistentIdentifier.pid_type == "doi",
+                sa.func.lower(PersistentIdentifier.pid_value) == doi.lower(),
+            )
+            .order_by(PersistentIdentifier.created)
+            .first()
+        )
+        if found is None or found.object_uuid is None:
+            return None
+        for record_cls in (self.service.record_cls, self.service.draft_cls):
+            try:
+                return record_cls.get_record(found.object_uuid, with_deleted=True).pid.pid_value
+            except _GONE:
+                continue
+        return None
+
+    def _refuse_doi_of_another(self, data: dict[str, Any], *, pid: str | None) -> None:
+        doi = _doi_of(data)
+        holder = self._holder_of(doi) if doi else None
+        if holder is None or holder == pid:
+            return
+        hint = (
+            " Set the harvester's doi_conflicts to take-over to let it update that record."
+            if pid is None
+            else ""
+        )
+        raise DoiConflict(
+            f"DOI {doi} is already held by local record {holder}; the harvested record was "
+            f"not written and {holder} was left as it is.{hint}"
+        )
+
+    def _include_in_community(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
+        community = self.options.community
+        if not community:
+            return
+        from invenio_rdm_records.proxies import current_rdm_records
+
+        _, errors = current_rdm_records.record_communities_service.add(
+            self.identity,
+            pid,
+            {"communities": [{"id": community, "require_review": False}]},
+            uow=uow,
+        )
+        if errors:
+            raise CommunityInclusionFailed(
+                f"Record {pid} could not be included in community {community!r}: "
+                f"{errors[0].get('message')}"
+            )
 
 
 def _is_deleted(record: Any) -> bool:
     status = getattr(record, "deletion_status", None)
     return bool(status is not None and status.is_deleted)
+
+
+def _why_deleted(record: Any) -> str:
+    """The tombstone's note of a deleted record, for a message ("" when it has none)."""
+    tombstone = getattr(record, "tombstone", None)
+    note = getattr(tombstone, "note", None)
+    return f" (tombstone note: {note})" if note else ""
+
+
+def _doi_of(data: dict[str, Any]) -> str | None:
+    """The DOI that the data gives the record as its pid, if any."""
+    doi = ((data.get("pids") or {}).get("doi") or {}).get("identifier")
+    return (str(doi).strip() or None) if doi else None

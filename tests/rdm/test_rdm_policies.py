@@ -1,0 +1,359 @@
+"""A harvester's target options against the real InvenioRDM records service: owner,
+community, local drafts, invalid drafts, DOI conflicts and records deleted by a curator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("invenio_rdm_records")
+
+from factories import make_harvester
+from invenio_access.permissions import system_identity
+from invenio_db import db
+from invenio_rdm_records.records.api import RDMDraft, RDMRecord
+from invenio_rdm_records.services.errors import RecordDeletedException
+from invenio_search.proxies import current_search
+
+from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
+from oarepo_oaipmh_harvester.harvest.targets import AdapterKind, RecordsServiceTarget, adapter_for
+from oarepo_oaipmh_harvester.harvest.targets.options import TargetOptions
+from oarepo_oaipmh_harvester.harvest.window import SinceSource
+from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
+from oarepo_oaipmh_harvester.protocol.records import OAIRecord
+from oarepo_oaipmh_harvester.proxies import current_harvester_service
+from oarepo_oaipmh_harvester.services.errors import HarvesterValidationError
+
+from .conftest import RDM_TARGET
+from .transform import MinimalRDMTransformer
+
+TRANSFORMER = "rdm_minimal_doi"
+DOI = "10.1234/harvested.1"
+
+
+class DoiTransformer(MinimalRDMTransformer):
+    """The minimal transformer, with a dc:identifier DOI as the record's external DOI."""
+
+    def transform(self, record: OAIRecord) -> dict[str, Any]:
+        data = super().transform(record)
+        dois = [
+            element.text
+            for element in record.metadata
+            if element.tag.endswith("}identifier") and (element.text or "").startswith("10.")
+        ]
+        if dois:
+            data["pids"] = {"doi": {"identifier": dois[0], "provider": "external"}}
+        return data
+
+
+@pytest.fixture(scope="module")
+def app_config(app_config):
+    from oarepo_oaipmh_harvester.testing.rdm import rdm_config
+
+    app_config["RDM_PERSISTENT_IDENTIFIERS"] = rdm_config(external_dois=True)[
+        "RDM_PERSISTENT_IDENTIFIERS"
+    ]
+    app_config["OAI_HARVESTER_TRANSFORMERS"] = {
+        **app_config["OAI_HARVESTER_TRANSFORMERS"],
+        TRANSFORMER: DoiTransformer,
+    }
+    return app_config
+
+
+@pytest.fixture()
+def owner(UserFixture, app, db):
+    from invenio_users_resources.proxies import current_users_service
+
+    user = UserFixture(email="harvester@example.org", password="harvester-account")
+    user.create(app, db)
+    db.session.commit()
+    # Notifications (a community inclusion's) read their users from the users index.
+    current_users_service.indexer.process_bulk_queue()
+    current_search.flush_and_refresh("users")
+    return user
+
+
+@pytest.fixture()
+def community(app, db, owner, rdm):
+    from invenio_communities.proxies import current_communities
+
+    item = current_communities.service.create(
+        owner.identity,
+        {
+            "slug": "harvested",
+            "access": {"visibility": "public", "record_policy": "open"},
+            "metadata": {"title": "Harvested records"},
+        },
+    )
+    current_search.flush_and_refresh("communities")
+    return item
+
+
+# -- helpers -----------------------------------------------------------------------------------
+def tracking() -> dict[str, OAIHarvestedRecord]:
+    db.session.expire_all()
+    rows = db.session.scalars(
+        db.select(OAIHarvestedRecord).where(OAIHarvestedRecord.harvester_id == "test")
+    )
+    return {row.oai_identifier: row for row in rows}
+
+
+def open_drafts() -> int:
+    model = RDMDraft.model_cls
+    return db.session.query(model).filter(model.is_deleted.is_(False)).count()
+
+
+def harvester(provider, **options: Any):
+    return make_harvester(
+        provider.base_url, target=RDM_TARGET, transformer=TRANSFORMER, batch_size=4, **options
+    )
+
+
+def harvest_again(corpus):
+    corpus.advance_clock(hours=1)
+    return run_harvest("test", since_source=SinceSource.WATERMARK)
+
+
+def edit_at_source(corpus, oai_identifier: str, **metadata: list[str]) -> None:
+    corpus.advance_clock(minutes=5)
+    corpus.update(oai_identifier, metadata={**corpus.get(oai_identifier).metadata, **metadata})
+
+
+def publish_locally(rdm, title: str, doi: str | None = None) -> str:
+    """A record made in this repository by hand, not by the harvester."""
+    data: dict[str, Any] = {
+        "access": {"record": "public", "files": "public"},
+        "files": {"enabled": False},
+        "metadata": {
+            "resource_type": {"id": "publication"},
+            "creators": [{"person_or_org": {"type": "personal", "family_name": "Local"}}],
+            "title": title,
+            "publication_date": "2019",
+        },
+    }
+    if doi:
+        data["pids"] = {"doi": {"identifier": doi, "provider": "external"}}
+    draft = rdm.create(system_identity, data)
+    assert not draft.errors, draft.errors
+    return rdm.publish(system_identity, draft.id).id
+
+
+# -- owner and community -----------------------------------------------------------------------
+def test_records_are_owned_by_the_configured_user(rdm, provider, owner):
+    harvester(provider, owner=owner.email)  # an e-mail address names the user too
+    assert current_harvester_service.read(system_identity, "test").data["owner"] == int(owner.id)
+
+    summary = run_harvest("test")
+
+    assert summary.succeeded and summary.counts.created == 6
+    for row in tracking().values():
+        parent = rdm.read(system_identity, row.local_pid).data["parent"]
+        assert parent["access"]["owned_by"] == {"user": str(owner.id)}
+
+
+def test_a_deactivated_owner_stops_the_run_naming_the_setting(rdm, provider, owner):
+    from invenio_accounts.models import User
+
+    from oarepo_oaipmh_harvester.harvest.assembly import OwnerUnavailable
+
+    harvester(provider, owner=int(owner.id))
+    db.session.get(User, int(owner.id)).active = False
+    db.session.commit()
+
+    with pytest.raises(OwnerUnavailable, match=r"user \d+, does not exist or is not active"):
+        run_harvest("test")
+    assert tracking() == {}
+
+
+def test_records_without_an_owner_belong_to_the_system(rdm, provider):
+    harvester(provider)
+    run_harvest("test")
+
+    row = next(iter(tracking().values()))
+    parent = rdm.read(system_identity, row.local_pid).data["parent"]
+    assert parent["access"]["owned_by"] == {"user": "system"}
+
+
+def test_new_records_are_included_in_the_community(rdm, provider, community, owner):
+    harvester(provider, community="harvested", owner=int(owner.id))
+
+    summary = run_harvest("test")
+
+    assert summary.succeeded and summary.counts.created == 6
+    for row in tracking().values():
+        parent = rdm.read(system_identity, row.local_pid).data["parent"]
+        assert parent["communities"]["ids"] == [str(community.id)]
+
+
+def test_a_community_is_validated_with_the_target(rdm, provider, community):
+    with pytest.raises(HarvesterValidationError) as unknown:
+        harvester(provider, community="no-such-community")
+    assert "No community 'no-such-community'" in str(unknown.value.errors["community"])
+
+    with pytest.raises(HarvesterValidationError) as plain:
+        make_harvester(provider.base_url, community="harvested")  # the plain sample service
+    assert "draft-enabled target" in str(plain.value.errors["community"])
+
+
+def test_the_adapter_is_overridable_and_checked_against_the_service(rdm, provider):
+    records = adapter_for(rdm, system_identity, options=TargetOptions(adapter=AdapterKind.RECORDS))
+    assert isinstance(records, RecordsServiceTarget)
+
+    with pytest.raises(HarvesterValidationError) as refused:
+        make_harvester(provider.base_url, target_adapter="drafts")  # the plain sample service
+    assert "cannot be written through drafts" in str(refused.value.errors["target_adapter"])
+
+    with pytest.raises(HarvesterValidationError) as unknown:
+        harvester(provider, local_drafts="somebody-wins")
+    assert "harvest-wins, local-wins" in str(unknown.value.errors["local_drafts"])
+
+
+# -- local drafts ------------------------------------------------------------------------------
+def test_harvest_wins_names_the_replaced_draft_in_the_report(rdm, provider, corpus):
+    harvester(provider)
+    run_harvest("test")
+    identifier = sorted(corpus.live_identifiers())[0]
+    pid = tracking()[identifier].local_pid
+    rdm.edit(system_identity, pid)
+
+    edit_at_source(corpus, identifier, title=["Harvested title"])
+    summary = harvest_again(corpus)
+
+    assert summary.succeeded and summary.counts.updated == 1
+    assert rdm.read(system_identity, pid).data["metadata"]["title"] == "Harvested title"
+    assert f"The local draft of record {pid} was replaced" in summary.message()
+    assert "harvest-wins" in tracking()[identifier].warnings[0]
+    assert open_drafts() == 0
+
+
+def test_local_wins_is_a_harvester_setting(rdm, provider, corpus):
+    harvester(provider, local_drafts="local-wins")
+    run_harvest("test")
+    identifier = sorted(corpus.live_identifiers())[1]
+    pid = tracking()[identifier].local_pid
+    rdm.edit(system_identity, pid)
+    title = rdm.read(system_identity, pid).data["metadata"]["title"]
+
+    edit_at_source(corpus, identifier, title=["Harvested title"])
+    summary = harvest_again(corpus)
+
+    assert (summary.counts.updated, summary.counts.failed) == (0, 1)
+    assert "(local wins)" in tracking()[identifier].errors[0]
+    assert rdm.read(system_identity, pid).data["metadata"]["title"] == title
+    assert open_drafts() == 1  # the user's draft is left alone
+
+
+# -- invalid drafts ----------------------------------------------------------------------------
+def test_an_invalid_draft_is_kept_for_a_curator_and_continued_by_the_next_harvest(
+    rdm, provider, corpus
+):
+    corpus.add(
+        "oai:example.org:short",
+        {"title": ["ab"], "creator": ["Novák, Jan"], "date": ["2020"]},
+        datestamp=corpus.now(),
+    )
+    harvester(provider, invalid_drafts="keep")
+    summary = run_harvest("test")
+
+    assert (summary.counts.created, summary.counts.failed) == (6, 1)
+    row = tracking()["oai:example.org:short"]
+    assert row.local_pid and "title" in row.errors[0] and "kept for a curator" in row.errors[1]
+    # RDM saves the valid fields only; the whole harvested data is on the tracking row.
+    draft = rdm.read_draft(system_identity, row.local_pid).data
+    assert draft["metadata"]["creators"] and "title" not in draft["metadata"]
+    assert row.transformed["metadata"]["title"] == "ab"
+    assert open_drafts() == 1
+
+    edit_at_source(corpus, "oai:example.org:short", title=["A long enough title"])
+    summary = harvest_again(corpus)
+
+    assert summary.succeeded and summary.counts.created == 1
+    assert tracking()["oai:example.org:short"].local_pid == row.local_pid
+    published = rdm.read(system_identity, row.local_pid).data
+    assert published["metadata"]["title"] == "A long enough title"
+    assert open_drafts() == 0
+
+
+def test_a_source_tombstone_removes_a_kept_draft(rdm, provider, corpus):
+    corpus.add(
+        "oai:example.org:short",
+        {"title": ["ab"], "creator": ["Novák, Jan"], "date": ["2020"]},
+        datestamp=corpus.now(),
+    )
+    harvester(provider, invalid_drafts="keep")
+    run_harvest("test")
+    assert open_drafts() == 1
+
+    corpus.advance_clock(minutes=5)
+    corpus.delete("oai:example.org:short")
+    summary = harvest_again(corpus)
+
+    assert summary.succeeded and summary.counts.deleted == 1
+    assert open_drafts() == 0
+
+
+# -- DOIs --------------------------------------------------------------------------------------
+def test_a_doi_held_by_another_record_fails_naming_the_holder_then_take_over(rdm, provider, corpus):
+    holder = publish_locally(rdm, "Deposited here by hand", doi=DOI)
+    identifier = sorted(corpus.live_identifiers())[2]
+    edit_at_source(corpus, identifier, identifier=[DOI])
+    harvester(provider)
+
+    summary = run_harvest("test")
+
+    assert (summary.counts.created, summary.counts.failed) == (5, 1)
+    error = tracking()[identifier].errors[0]
+    assert f"DOI {DOI} is already held by local record {holder}" in error
+    assert "take-over" in error
+    assert tracking()[identifier].local_pid is None
+    kept = rdm.read(system_identity, holder).data
+    assert kept["metadata"]["title"] == "Deposited here by hand"
+
+    current_harvester_service.update(system_identity, "test", {"doi_conflicts": "take-over"})
+    summary = run_harvest("test", identifiers=[identifier])
+
+    assert summary.succeeded and (summary.counts.updated, summary.counts.created) == (1, 0)
+    assert tracking()[identifier].local_pid == holder
+    taken = rdm.read(system_identity, holder).data
+    assert taken["metadata"]["title"] == corpus.get(identifier).metadata["title"][0]
+    assert taken["pids"]["doi"]["identifier"] == DOI
+    assert f"Took over local record {holder}" in summary.message()
+
+
+def test_a_doi_change_onto_another_records_doi_is_refused(rdm, provider, corpus):
+    holder = publish_locally(rdm, "Deposited here by hand", doi=DOI)
+    harvester(provider, doi_conflicts="take-over")  # take-over adopts, it never merges
+    run_harvest("test")
+    identifier = sorted(corpus.live_identifiers())[3]
+    pid = tracking()[identifier].local_pid
+
+    edit_at_source(corpus, identifier, identifier=[DOI.upper()])  # DOIs ignore case
+    summary = harvest_again(corpus)
+
+    assert summary.counts.failed == 1
+    assert f"already held by local record {holder}" in tracking()[identifier].errors[0]
+    assert "pids" not in rdm.read(system_identity, pid).data or not rdm.read(
+        system_identity, pid
+    ).data["pids"].get("doi")
+
+
+# -- deleted by a curator ----------------------------------------------------------------------
+def test_a_record_deleted_by_a_curator_is_reported_not_resurrected(rdm, provider, corpus):
+    harvester(provider)
+    run_harvest("test")
+    identifier = sorted(corpus.live_identifiers())[4]
+    pid = tracking()[identifier].local_pid
+    rdm.delete_record(system_identity, pid, {"note": "Withdrawn by the curator."})
+
+    edit_at_source(corpus, identifier, title=["Changed at the source"])
+    summary = harvest_again(corpus)
+
+    assert summary.counts.failed == 1 and summary.counts.updated == 0
+    error = tracking()[identifier].errors[0]
+    assert f"Record {pid} was deleted in this repository" in error
+    assert "Withdrawn by the curator." in error
+    with pytest.raises(RecordDeletedException):
+        rdm.read(system_identity, pid)
+    current_search.flush_and_refresh(RDMRecord.index._name)
+    assert pid not in {hit["id"] for hit in rdm.search(system_identity).hits}
