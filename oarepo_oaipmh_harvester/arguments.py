@@ -15,7 +15,7 @@ from typing import Any
 
 from flask import current_app
 from invenio_i18n import lazy_gettext as _
-from marshmallow import Schema, ValidationError, fields, pre_load, validate
+from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates_schema
 from marshmallow_utils.fields import TZDateTime
 
 from .text import StorableText
@@ -147,7 +147,79 @@ class RunArgumentsSchema(Schema):
             )
         },
     )
+    rewrite = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": _(
+                "Transform every tracked record again from its stored XML and write those "
+                "whose result differs from the local record (no request to the provider); "
+                "with identifiers: only those."
+            )
+        },
+    )
+    errors_only = fields.Boolean(
+        load_default=False,
+        metadata={"description": _("With rewrite: only the records whose last attempt failed.")},
+    )
+    force = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": _(
+                "Write the records the provider lists even where it did not change them."
+            )
+        },
+    )
+    retry_errors = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": _(
+                "Ask the provider again (GetRecord) for every record whose last attempt failed."
+            )
+        },
+    )
+    purge = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": _(
+                "Delete every local record that this harvester created (type its id in "
+                "confirm). The records are harvested again by the next run."
+            )
+        },
+    )
+    forget = fields.Boolean(
+        load_default=False,
+        metadata={"description": _("With purge: forget the tracked records too.")},
+    )
+    confirm = fields.String(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Length(max=64),
+        metadata={"description": _("For a purge: the harvester's id, typed to confirm it.")},
+    )
+
+    @validates_schema
+    def _one_kind_of_run(self, data: dict[str, Any], **kwargs: Any) -> None:
+        kinds = [name for name in KINDS_OF_RUN if data.get(name)]
+        if kinds == ["identifiers", "rewrite"]:
+            kinds = ["rewrite"]  # a rewrite of some identifiers
+        if len(kinds) > 1:
+            raise ValidationError(
+                f"Choose one kind of run, not {' and '.join(kinds)}.", field_name=kinds[-1]
+            )
+        for name, needs in (("errors_only", "rewrite"), ("forget", "purge"), ("confirm", "purge")):
+            if data.get(name) and not data.get(needs):
+                raise ValidationError(f"{name} goes with {needs}.", field_name=name)
+        if data.get("force") and kinds and kinds[0] in ("reindex", "rewrite", "purge"):
+            raise ValidationError(
+                f"force goes with a harvest, not with {kinds[0]}.", field_name="force"
+            )
 
 
 RUN_ARGUMENT_NAMES = tuple(RunArgumentsSchema().fields)
 """Every argument a run takes, by its one name."""
+
+KINDS_OF_RUN = ("identifiers", "reconcile_only", "reindex", "rewrite", "retry_errors", "purge")
+"""Arguments that each make a different kind of run: at most one of them per run."""
+
+ADMINISTRATOR_ARGUMENTS = ("rewrite", "force", "retry_errors", "purge")
+"""Arguments that only those who may change the harvester may give (repairs, not runs)."""

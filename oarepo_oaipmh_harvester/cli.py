@@ -287,28 +287,100 @@ class _ProgressPrinter:
     help="Send every local record of the harvester to the search index again (no provider "
     "request).",
 )
+@click.option(
+    "--rewrite",
+    is_flag=True,
+    help="Transform the tracked records again from their stored XML and write those whose "
+    "result differs (no provider request); with --identifier only those.",
+)
+@click.option("--errors-only", is_flag=True, help="With --rewrite: only records with errors.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Write the listed records even where the provider did not change them.",
+)
+@click.option(
+    "--retry-errors",
+    is_flag=True,
+    help="Ask the provider again for every record whose last attempt failed.",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Preview: report what the run would create, update (with field changes), delete and "
+    "fail, and commit nothing.",
+)
+@click.option("--limit", type=int, help="With --dry-run: records to examine at most.")
+@click.option("--json", "as_json", is_flag=True, help="With --dry-run: the whole report as JSON.")
 @with_appcontext
 def harvest(
     harvester_id: str,
     since: datetime | None,
-    full: bool,
     identifiers: tuple[str, ...],
-    reconcile_only: bool,
-    reindex: bool,
+    dry_run: bool,
+    limit: int | None,
+    as_json: bool,
+    **flags: bool,
 ) -> None:
-    """Run a harvest in this process and print a summary."""
+    """Run a harvest (or a repair, or a preview) in this process and print a summary."""
+    arguments: dict[str, Any] = {
+        "since": since.replace(tzinfo=UTC).isoformat() if since else None,
+        "identifiers": list(identifiers) or None,
+        **flags,
+    }
+    if dry_run:
+        _preview(harvester_id, {**arguments, "limit": limit}, as_json)
+        return
+    if limit is not None or as_json:
+        _fail("--limit and --json go with --dry-run.")
+    _harvest_here(harvester_id, arguments)
+
+
+def _preview(harvester_id: str, arguments: dict[str, Any], as_json: bool) -> None:
+    try:
+        report = current_harvest_runs_service.preview(system_identity, harvester_id, arguments)
+    except HarvesterServiceError as error:
+        _fail(str(error))
+    if as_json:
+        _echo_json(report)
+        return
+    counts = report["counts"]
+    click.echo(
+        f"Dry run of {harvester_id} (nothing was written): examined {counts['examined']}; "
+        f"would create {counts['created']}, update {counts['updated']}, delete "
+        f"{counts['deleted']}, leave {counts['unchanged']} unchanged; {counts['failed']} would fail."
+    )
+    if report["stopped_early"]:
+        click.echo(f"Stopped at the limit of {report['limit']} records (--limit).")
+    if report["predicted_reconciliation"]:
+        click.echo(
+            f"A reconciliation would delete {report['predicted_reconciliation']} local records."
+        )
+    for entry in report["entries"]:
+        pid = f" ({entry['pid']})" if entry.get("pid") else ""
+        click.echo(f"  {entry['action']} {entry['identifier']}{pid}")
+        for change in entry.get("changes") or []:
+            value = json.dumps(change.get("value"), ensure_ascii=False)
+            click.echo(
+                f"      {change['op']} {change['path']}"
+                + ("" if change["op"] == "remove" else f": {value[:120]}")
+            )
+        for error in entry.get("errors") or []:
+            click.echo(f"      error: {error}")
+    for note in report["notes"]:
+        click.echo(note)
+
+
+def _harvest_here(harvester_id: str, arguments: dict[str, Any], title: str | None = None) -> None:
     printer = _ProgressPrinter()
     started = datetime.now(UTC)
     try:
         run = current_harvest_runs_service.harvest_in_process(
             system_identity,
             harvester_id,
-            since=since.replace(tzinfo=UTC) if since else None,
-            full=full,
-            identifiers=list(identifiers) or None,
+            arguments,
             progress=printer,
-            reconcile_only=reconcile_only,
-            reindex=reindex,
+            **({"title": title} if title else {}),
         )
     except HarvesterServiceError as error:
         _fail(str(error))
@@ -320,10 +392,40 @@ def harvest(
         click.echo(counts.describe())
         for identifier, error in counts.failures[:FAILURES_PRINTED]:
             click.echo(f"  failed {identifier}: {error}")
+    if run.message and run.status.name == RunOutcome.SUCCESS.value:
+        click.echo(run.message.strip())
     if run.status.name != RunOutcome.SUCCESS.value:
         if run.message:
             click.echo(run.message.strip().splitlines()[0], err=True)
         sys.exit(1)
+
+
+@harvester.command("purge")
+@click.argument("harvester_id")
+@click.option(
+    "--forget", is_flag=True, help="Forget the tracked records too (else they are marked purged)."
+)
+@click.option(
+    "--confirm",
+    help="The harvester's id, to confirm without a prompt (scripts).",
+)
+@with_appcontext
+def purge_harvester(harvester_id: str, forget: bool, confirm: str | None) -> None:
+    """Delete every local record that the harvester created (through its target service).
+
+    Records it did not create (taken over) are left alone. The next harvest of the harvester
+    is a full one and creates the records again.
+    """
+    if confirm is None:
+        confirm = click.prompt(
+            f"This deletes every local record that harvester {harvester_id} created. "
+            f"Type its id to confirm"
+        )
+    _harvest_here(
+        harvester_id,
+        {"purge": True, "forget": forget, "confirm": confirm},
+        title="Command-line purge",
+    )
 
 
 @oai.command("records")

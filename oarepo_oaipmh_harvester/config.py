@@ -212,3 +212,26 @@ records are invenio-records `Record`s, except those in OAI_HARVESTER_TARGET_EXCL
 
 OAI_HARVESTER_TARGET_EXCLUDE = ["users", "groups", "domains"]
 """Records services that are never harvest targets (accounts, groups, e-mail domains)."""
+
+OAI_HARVESTER_RETRY_PER_RUN = 100
+"""Failed records (of earlier runs, not seen in this run's window) that a successful or partial
+harvest asks for again with GetRecord when it ends; 0 turns the retries off."""
+
+OAI_HARVESTER_RETRY_MAX_ATTEMPTS = 5
+"""Failed attempts after which a record is no longer retried by the end-of-run retries (it
+stays listed with its error; ``invenio oai harvest ID --retry-errors`` still asks for it)."""
+
+OAI_HARVESTER_RETRY_BACKOFF = 3600.0
+"""Seconds before a failed record is retried, doubled with every further failed attempt
+(1 h, 2 h, 4 h, ...), at most a week."""
+
+OAI_HARVESTER_PREVIEW_LIMIT = 100
+"""Records a preview (dry run) examines unless asked for another number; a larger preview is
+cut there and says so. A preview writes every record in a transaction it rolls back, so it
+costs what a real run costs for those records."""
+
+OAI_HARVESTER_PREVIEW_MAX_LIMIT = 10000
+"""The largest number of records one preview may be asked to examine."""
+
+OAI_HARVESTER_PREVIEW_DIFFS = 20
+"""Per-record changes (field diffs, errors) a preview's report lists; the counts cover all."""

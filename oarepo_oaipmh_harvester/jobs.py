@@ -14,7 +14,7 @@ from invenio_jobs.registry import JobsRegistry
 from marshmallow import fields
 from sqlalchemy.exc import SQLAlchemyError
 
-from .arguments import RunArgumentsSchema
+from .arguments import RUN_ARGUMENT_NAMES, RunArgumentsSchema
 from .harvest.window import SinceSource, since_source_of
 from .models import OAIHarvester
 from .tasks import harvest_oaipmh_records
@@ -71,21 +71,18 @@ class OAIHarvestJob(JobType):
         cls,
         job_obj: Any,
         since: Any = None,
-        full: bool = False,
         identifiers: list[str] | None = None,
-        reconcile_only: bool = False,
-        reindex: bool = False,
         **kwargs: Any,
     ) -> dict[str, Any]:
-        """Arguments of `harvest_oaipmh_records`."""
-        return {
-            "harvester_id": cls.harvester_id,
-            "since": since,
-            "full": bool(full),
-            "identifiers": list(identifiers) if identifiers else None,
-            "reconcile_only": bool(reconcile_only),
-            "reindex": bool(reindex),
-        }
+        """Arguments of `harvest_oaipmh_records`: every run argument, by its one name."""
+        arguments: dict[str, Any] = {"harvester_id": cls.harvester_id, "since": since}
+        arguments["identifiers"] = list(identifiers) if identifiers else None
+        for name in RUN_ARGUMENT_NAMES:
+            if name in ("since", "identifiers"):
+                continue
+            value = kwargs.get(name)
+            arguments[name] = value if name == "confirm" else bool(value)
+        return arguments
 
     @classmethod
     def _build_task_arguments(

@@ -70,6 +70,15 @@ class OAIHarvestedRecord(db.Model):
     harvested_at = db.Column(db.UTCDateTime, nullable=False)
     # invenio-jobs run that touched the row last; no foreign key, runs may be purged.
     run_id = db.Column(UUIDType, nullable=True)
+    # Consecutive failed attempts, and when the record may be asked for again (retries of
+    # failed records at the end of later runs back off).
+    attempts = db.Column(db.Integer, nullable=False, default=0)
+    next_attempt_at = db.Column(db.UTCDateTime, nullable=True)
+    # The local record was removed by a purge of the harvester: the next harvest recreates it.
+    purged = db.Column(db.Boolean, nullable=False, default=False)
+    # The local record was not created by the harvester but taken over (a DOI it held):
+    # a purge leaves it alone.
+    adopted = db.Column(db.Boolean, nullable=False, default=False)
 
     # local_pid alone: an index led by harvester_id tempts the planner, before the table has
     # statistics, to scan a harvester's whole range for each batch's identifier look-up.

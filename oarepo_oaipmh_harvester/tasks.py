@@ -63,11 +63,15 @@ def harvest_oaipmh_records(
     since_source: str = SinceSource.LAST_SUCCESS.value,
     full: bool = False,
     identifiers: list[str] | None = None,
-    reconcile_only: bool = False,
-    reindex: bool = False,
     write_mode: str | None = None,
+    confirm: str | None = None,
+    **kinds: bool,
 ) -> dict[str, Any]:
-    """Harvest one harvester; invenio-jobs runs it and keeps the run's status."""
+    """Harvest one harvester; invenio-jobs runs it and keeps the run's status.
+
+    `kinds`: the boolean run arguments (reconcile_only, reindex, rewrite, errors_only,
+    force, retry_errors, purge, forget), as ``arguments.RunArgumentsSchema`` names them.
+    """
     run_id = _current_run_id()
     try:
         summary = run_harvest(
@@ -77,10 +81,10 @@ def harvest_oaipmh_records(
             full=bool(full),
             identifiers=identifiers or None,
             run_id=run_id,
-            reconcile_only=bool(reconcile_only),
-            reindex=bool(reindex),
             write_mode=write_mode,
             enqueue_batch=enqueue_batch,
+            confirm=confirm,
+            **{name: bool(value) for name, value in kinds.items()},
         )
     except Exception as error:
         db.session.rollback()

@@ -23,6 +23,7 @@ from ..protocol.client import OAIClient
 from .fanout import BatchDispatcher, Enqueue
 from .interrupted import close_interrupted_runs, grace_for
 from .lock import exclusive_run
+from .preview import PreviewReport
 from .results import HarvestSummary, ProgressCallback
 from .run import HarvestRun
 from .settings import HarvestSettings
@@ -71,6 +72,16 @@ def _stored_harvester(harvester_id: str) -> OAIHarvester:
     return harvester
 
 
+class PurgeNotConfirmed(ValueError):
+    """A purge removes every local record a harvester created: its id must be typed."""
+
+    def __init__(self, harvester_id: str) -> None:
+        super().__init__(
+            f"A purge deletes every local record that harvester {harvester_id!r} created; "
+            f"confirm it by giving the harvester's id ({harvester_id}) as confirm."
+        )
+
+
 class OwnerUnavailable(LookupError):
     """The user a harvester writes records as does not exist or is not active."""
 
@@ -101,10 +112,13 @@ def writing_identity(owner: int | None) -> Any:
     return identity
 
 
-def make_writer(harvester_id: str, run_id: uuid.UUID | None) -> RecordWriter:
+def make_writer(
+    harvester_id: str, run_id: uuid.UUID | None, settings: HarvestSettings | None = None
+) -> RecordWriter:
     """The writer of a harvester's records into its target service, for one run."""
     from ..proxies import current_oai_harvester
 
+    settings = settings or current_settings()
     harvester = _stored_harvester(harvester_id)
     options = TargetOptions.of(harvester)
     return RecordWriter(
@@ -117,6 +131,7 @@ def make_writer(harvester_id: str, run_id: uuid.UUID | None) -> RecordWriter:
         ),
         transformer=current_oai_harvester.transformers.get(harvester.transformer),
         run_id=run_id,
+        retry_backoff=settings.retry_backoff,
     )
 
 
@@ -131,25 +146,39 @@ def run_harvest(
     progress: ProgressCallback | None = None,
     reconcile_only: bool = False,
     reindex: bool = False,
+    rewrite: bool = False,
+    errors_only: bool = False,
+    force: bool = False,
+    retry_errors: bool = False,
+    purge: bool = False,
+    forget: bool = False,
+    confirm: str | None = None,
+    preview: PreviewReport | None = None,
     write_mode: str | None = None,
     enqueue_batch: Enqueue | None = None,
 ) -> HarvestSummary:
-    """Run one harvest of a stored harvester in this process.
+    """Run one harvest of a stored harvester in this process (the arguments: see
+    :meth:`.run.HarvestRun.execute`).
 
     `write_mode` ("local" or "celery") overrides OAI_HARVESTER_WRITE_MODE for this run;
     batches are handed to workers only in a run of invenio-jobs, through `enqueue_batch`.
+    With `preview` (a dry run) nothing is committed and what would happen is noted there.
     """
     settings = current_settings()
     harvester = _stored_harvester(harvester_id)
+    if purge and confirm != harvester.id:
+        raise PurgeNotConfirmed(harvester.id)
+    if purge and preview is not None:
+        raise ValueError("A purge cannot be previewed; it removes the harvester's records.")
     # Runs outside invenio-jobs still need an id: reconciliation tells seen rows by it.
     is_jobs_run = run_id is not None and db.session.get(Run, run_id) is not None
     run_id = run_id or uuid.uuid4()
-    writer = make_writer(harvester.id, run_id)
+    writer = make_writer(harvester.id, run_id, settings)
     dispatcher = None
-    fan_out = (write_mode or settings.write_mode) == "celery" and is_jobs_run
+    fan_out = (write_mode or settings.write_mode) == "celery" and is_jobs_run and not preview
     if fan_out and enqueue_batch is None:
         log.warning("Harvester %s: no task queue given; writing batches here.", harvester.id)
-    elif fan_out and not identifiers and not reconcile_only:
+    elif fan_out and not (identifiers or reconcile_only or rewrite or purge or retry_errors):
         dispatcher = BatchDispatcher(
             harvester_id=harvester.id,
             parent_run_id=run_id,
@@ -177,8 +206,12 @@ def run_harvest(
         # This run holds the lock: a RUNNING run of the harvester that is not alive now is
         # one whose process died (a waiting run is alive, hence the longer grace then).
         grace = grace_for(settings.wait_for_running, settings.lock_timeout)
-        closed = close_interrupted_runs(
-            harvester.id, found_by=f"run {run_id}", except_run=run_id, grace=grace
+        closed = (
+            []
+            if preview is not None  # a preview changes nothing, other runs' rows included
+            else close_interrupted_runs(
+                harvester.id, found_by=f"run {run_id}", except_run=run_id, grace=grace
+            )
         )
         if closed:
             log.warning("Harvester %s: closed interrupted runs %s", harvester.id, closed)
@@ -191,6 +224,7 @@ def run_harvest(
             run_id=run_id,
             progress=progress or progress_listener.get(),
             dispatcher=dispatcher,
+            preview=preview,
         ).execute(
             since=since,
             since_source=since_source,
@@ -198,4 +232,10 @@ def run_harvest(
             identifiers=identifiers,
             reconcile_only=reconcile_only,
             reindex=reindex,
+            rewrite=rewrite,
+            errors_only=errors_only,
+            force=force,
+            retry_errors=retry_errors,
+            purge=purge,
+            forget=forget,
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..protocol.datestamps import MalformedDatestamp, parse_datestamp
@@ -26,6 +26,8 @@ MAX_IDENTIFIER_BYTES = 1000
 in bytes (about 2.7 kB), and 1,024 CJK characters are 3 kB."""
 
 NO_IDENTIFIER = "(no identifier)"
+
+MAX_RETRY_DELAY = timedelta(days=7)
 
 TrackedRow = Mapping[str, Any]
 """What the tracking store knows of an identifier: datestamp, deleted, local_pid, errors, run_id."""
@@ -96,13 +98,17 @@ def latest_of_each(records: Sequence[OAIRecord]) -> dict[str, OAIRecord]:
 
 
 def is_unchanged(record: OAIRecord, row: TrackedRow | None, run_id: uuid.UUID | None) -> bool:
-    """The target already holds this record as it is (or a newer version of this run)."""
+    """The target already holds this record as it is (or a newer version of this run).
+
+    A record whose local copy a purge removed is never unchanged: the next harvest recreates it.
+    """
     if row is None:
         return False
     if is_stale(record, row, run_id):
         return True
     return (
         not row["errors"]
+        and not row.get("purged")
         and row["datestamp"] == record.datestamp
         and row["deleted"] == record.deleted
     )
@@ -120,13 +126,29 @@ def needing_write(
     latest: Mapping[str, OAIRecord],
     tracked: Mapping[str, TrackedRow],
     run_id: uuid.UUID | None,
+    *,
+    force: bool = False,
 ) -> list[str]:
-    """The identifiers whose record is not already written as it is, in batch order."""
+    """The identifiers whose record is not already written as it is, in batch order; with
+    `force` every one (an operator asked to write what the provider did not change)."""
+    if force:
+        return [
+            identifier
+            for identifier, record in latest.items()
+            if identifier not in tracked or not is_stale(record, tracked[identifier], run_id)
+        ]
     return [
         identifier
         for identifier, record in latest.items()
         if not is_unchanged(record, tracked.get(identifier), run_id)
     ]
+
+
+def retry_delay(attempts: int, backoff: float) -> timedelta:
+    """How long a record that failed `attempts` times in a row waits before its next retry:
+    `backoff`, doubled with every further failure, at most a week."""
+    exponent = min(max(attempts - 1, 0), 20)
+    return min(timedelta(seconds=backoff * 2**exponent), MAX_RETRY_DELAY)
 
 
 def _is_older(record: OAIRecord, than: OAIRecord) -> bool:

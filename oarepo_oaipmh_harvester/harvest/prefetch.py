@@ -1,12 +1,13 @@
-"""Read ahead from the provider in a thread while the current batch is written.
+"""Records in batches, read ahead from the provider in a thread while a batch is written.
 
-Decision owned here: how far reading may run ahead of writing (a bounded queue, so memory
+Decision owned here: how records are cut into batches, how far reading may run ahead of writing (a bounded queue, so memory
 stays flat; or, with a spool, all the way, on disk) and that a reader's failure reaches the
 writer as the same exception, where the failed item would have come.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import pickle
 import queue
@@ -19,6 +20,13 @@ from typing import TypeVar
 T = TypeVar("T")
 
 _END = object()
+
+
+def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Lists of `size` items (the last one shorter), taken as they come."""
+    iterator = iter(items)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
 
 
 class _Failure:

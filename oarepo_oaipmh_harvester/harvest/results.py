@@ -50,6 +50,9 @@ class HarvestSummary:
     reconciled: bool = False
     watermark_advanced: bool = False
     requests: int = 0
+    retried: WriteCounts | None = None
+    """Records of earlier runs asked for again at the end of this one (apart from `counts`:
+    one that still fails was failing before and does not make this run partial)."""
 
     @property
     def succeeded(self) -> bool:

@@ -10,7 +10,6 @@ batch reconciliation (:mod:`.reconcile`) and the watermark.  It is built by
 from __future__ import annotations
 
 import contextlib
-import itertools
 import logging
 import time
 import uuid
@@ -28,8 +27,10 @@ from ..protocol.records import OAIRecord
 from .counts import WriteCounts, describe_error
 from .fanout import BatchDispatcher
 from .lock import RunLock
-from .prefetch import prefetch, spooled
+from .prefetch import batched, prefetch, spooled
+from .preview import PreviewReport
 from .reconcile import Reconciler, reconciles_after_full
+from .repairs import RepairRuns
 from .results import HarvestProgress, HarvestSummary, ProgressCallback
 from .settings import HarvestSettings
 from .window import (
@@ -65,13 +66,7 @@ class RunTooLong(Exception):
         )
 
 
-def batched(records: Iterable[OAIRecord], size: int) -> Iterator[list[OAIRecord]]:
-    iterator = iter(records)
-    while batch := list(itertools.islice(iterator, size)):
-        yield batch
-
-
-class HarvestRun:
+class HarvestRun(RepairRuns):
     """Brings the target service in step with one harvester's provider, once."""
 
     def __init__(
@@ -85,6 +80,7 @@ class HarvestRun:
         run_id: uuid.UUID | None = None,
         progress: ProgressCallback | None = None,
         dispatcher: BatchDispatcher | None = None,
+        preview: PreviewReport | None = None,
     ) -> None:
         self.harvester = harvester
         # Plain copies: the ORM object expires on every batch commit, and the prefetch
@@ -100,7 +96,9 @@ class HarvestRun:
         self.lock = lock or RunLock(harvester.id)
         self.run_id = run_id
         self.progress = progress
-        self.dispatcher = dispatcher
+        self.dispatcher = None if preview is not None else dispatcher
+        self.preview = preview
+        self.writer.preview = preview
         self._stream: Any = None
         self._written = 0
         self._analyze_at = ANALYZE_FIRST_AFTER
@@ -115,17 +113,41 @@ class HarvestRun:
         identifiers: list[str] | None = None,
         reconcile_only: bool = False,
         reindex: bool = False,
+        rewrite: bool = False,
+        errors_only: bool = False,
+        force: bool = False,
+        retry_errors: bool = False,
+        purge: bool = False,
+        forget: bool = False,
     ) -> HarvestSummary:
-        """Harvest; protocol failures propagate (nothing of the window is trusted then)."""
+        """Harvest; protocol failures propagate (nothing of the window is trusted then).
+
+        Besides a harvest (incremental, full, of some identifiers, reconciliation only) a
+        run may repair what was harvested without asking the provider (`reindex`, `rewrite`
+        from the stored XML, `purge`) or ask again for the records that failed
+        (`retry_errors`). `force` writes records the provider did not change too.
+        """
         harvester_id = self.harvester.id
+        self.writer.force = force
+        summary = HarvestSummary(harvester_id=harvester_id, window=None)
         if reindex:
-            summary = HarvestSummary(harvester_id=harvester_id, window=None)
             self._reindex(summary)
             return self._finish(summary)
+        if rewrite:
+            self._rewrite(summary, errors_only=errors_only, identifiers=identifiers)
+            return self._finish(summary)
+        if purge:
+            self._purge(summary, forget=forget)
+            return self._finish(summary)
         profile = self.client.identify()  # per run: the provider may have changed
-        if identifiers:
-            summary = HarvestSummary(harvester_id=harvester_id, window=None)
-            self._write(summary, batched(self._get_records(identifiers, summary), self.batch_size))
+        if retry_errors:
+            identifiers = self.writer.tracking.failed_identifiers(
+                limit=None, max_attempts=None, due_by=None
+            )
+            summary.warnings.append(f"Asked again for {len(identifiers)} failed records.")
+        if identifiers or retry_errors:
+            records = self._get_records(identifiers or [], summary.counts)
+            self._write(summary, batched(self._limited(records), self.batch_size))
             return self._finish(summary)
 
         scopes = [Scope(self.base_url, self.metadata_prefix, spec) for spec in self.setspecs]
@@ -147,7 +169,7 @@ class HarvestRun:
             log.info(
                 "Harvester %s: %s, window %s", harvester_id, scope.describe(), window.describe()
             )
-        summary = HarvestSummary(harvester_id=harvester_id, window=windows[scopes[0]])
+        summary.window = windows[scopes[0]]
         summary.warnings.extend(scope_changes(stored, scopes))
         clock_problem = summary.window.clock_problem
         if clock_problem:
@@ -157,12 +179,13 @@ class HarvestRun:
         wants_reconcile = reconcile_only or reconciles_after_full(
             self.settings.reconcile, profile.deleted_record
         )
-        self.writer.marks_unchanged_as_seen = is_full and wants_reconcile
+        # A preview writes nothing, not even seen stamps: it remembers what it saw instead.
+        self.writer.marks_unchanged_as_seen = is_full and wants_reconcile and not self.preview
         if reconcile_only:
             records = self._list_tombstones_marking_seen(windows)
         else:
             records = self._list_records(windows)
-        batches = batched(records, self.batch_size)
+        batches = batched(self._limited(records), self.batch_size)
         if self.settings.spool and not reconcile_only:
             # Tokens that expire fast: the list is read to its end while batches are written.
             batches = spooled(batches, self.settings.spool_directory)
@@ -176,20 +199,26 @@ class HarvestRun:
                 self._dispatch(summary, batches)
             else:
                 self._write(summary, batches)
+        if self.preview is not None:
+            if is_full and wants_reconcile:
+                self._predict_reconciliation()
+            return self._finish(summary)
         if summary.succeeded and is_full and wants_reconcile:
             self.lock.verify()
             self._reconcile(summary)
         if summary.succeeded and not reconcile_only:
             self.lock.verify()  # the watermark moves only while the lock is held
             self._advance_watermarks(windows, stored, summary)
+        if not reconcile_only:
+            self._retry_failed(summary)
         return self._finish(summary)
 
     def _finish(self, summary: HarvestSummary) -> HarvestSummary:
         summary.requests = self.client.request_count
-        if (summary.warnings or summary.counts.notices) and self.run_id is not None:
+        if (summary.warnings or summary.counts.notices) and self._run_row is not None:
             # A successful run keeps this message; a partial one gets summary.message().
             db.session.execute(
-                sa.update(Run).where(Run.id == self.run_id).values(message=summary.message())
+                sa.update(Run).where(Run.id == self._run_row).values(message=summary.message())
             )
         self._save_run_counters(summary)  # the final counts, reconciliation included
         self._report(summary)
@@ -225,13 +254,12 @@ class HarvestRun:
                             errors=header.errors,
                         )
 
-    def _get_records(self, identifiers: list[str], summary: HarvestSummary) -> Iterator[OAIRecord]:
+    def _get_records(self, identifiers: list[str], counts: WriteCounts) -> Iterator[OAIRecord]:
         for identifier in identifiers:
             try:
                 yield self.client.get_record(identifier, self.metadata_prefix)
             except IdDoesNotExist as error:
-                self.writer.tracking.track_failure(identifier, str(error))
-                summary.counts.fail(identifier, str(error))
+                self._track_failure(identifier, str(error), counts)
             except OAITransportError as error:
                 if error.status_code is None:
                     raise  # no answer at all: the provider is down, not this record
@@ -241,18 +269,17 @@ class HarvestRun:
                     f"The provider answered HTTP {error.status_code} for GetRecord of this "
                     f"identifier ({describe_error(error)})"
                 )
-                self.writer.tracking.track_failure(identifier, message)
-                summary.counts.fail(identifier, message)
+                self._track_failure(identifier, message, counts)
 
-    # -- reindexing ------------------------------------------------------------------------
-    def _reindex(self, summary: HarvestSummary) -> None:
-        """Every live local record of the harvester to the index again, a batch at a time."""
-        for rows in self.writer.tracking.live_local_records(self.batch_size):
-            self.lock.verify()
-            counts = self.writer.reindex(rows)
-            summary.counts.add(counts)
-            self._save_run_counters(summary)
-            self._report(summary)
+    def _track_failure(self, identifier: str, message: str, counts: WriteCounts) -> None:
+        counts.fail(identifier, message)
+        if self.preview is not None:
+            self.preview.examined += 1
+            self.preview.note(identifier, "fail", errors=[message])
+            return
+        self.writer.tracking.track_failure(
+            identifier, message, retry_backoff=self.writer.retry_backoff
+        )
 
     # -- reconciliation --------------------------------------------------------------------
     def _reconcile(self, summary: HarvestSummary) -> None:
@@ -338,14 +365,19 @@ class HarvestRun:
                 )
             )
 
+    @property
+    def _run_row(self) -> uuid.UUID | None:
+        """The id of the invenio-jobs run whose columns count this run (a preview has none)."""
+        return self.run_id if self.preview is None else None
+
     def _update_run_counters(self, summary: HarvestSummary, batch: WriteCounts) -> None:
-        if self.run_id is None:
+        if self._run_row is None:
             return
         columns = summary.counts.plus(batch).run_columns()
-        db.session.execute(sa.update(Run).where(Run.id == self.run_id).values(**columns))
+        db.session.execute(sa.update(Run).where(Run.id == self._run_row).values(**columns))
 
     def _save_run_counters(self, summary: HarvestSummary) -> None:
-        if self.run_id is None:
+        if self._run_row is None:
             return
         self._update_run_counters(summary, WriteCounts())
         db.session.commit()

@@ -47,6 +47,10 @@ class HarvestSettings:
     max_run_seconds: float
     spool: bool
     spool_directory: str | None
+    retry_per_run: int
+    retry_max_attempts: int
+    retry_backoff: float
+    preview_diffs: int
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> HarvestSettings:
@@ -84,6 +88,10 @@ class HarvestSettings:
             max_run_seconds=float(config["OAI_HARVESTER_MAX_RUN_SECONDS"]),
             spool=bool(config["OAI_HARVESTER_SPOOL"]),
             spool_directory=config["OAI_HARVESTER_SPOOL_DIRECTORY"],
+            retry_per_run=int(config["OAI_HARVESTER_RETRY_PER_RUN"]),
+            retry_max_attempts=int(config["OAI_HARVESTER_RETRY_MAX_ATTEMPTS"]),
+            retry_backoff=float(config["OAI_HARVESTER_RETRY_BACKOFF"]),
+            preview_diffs=int(config["OAI_HARVESTER_PREVIEW_DIFFS"]),
         )
 
     def user_agent_for(self, harvester_id: str | None) -> str:

@@ -16,7 +16,7 @@ from invenio_db import db
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..models import OAIHarvestedRecord
-from .changes import tracking_key
+from .changes import retry_delay, tracking_key
 from .lock import lock_key
 
 _TABLE = OAIHarvestedRecord.__table__
@@ -34,18 +34,29 @@ class TrackingStore:
         self.run_id = run_id
 
     # -- reading -------------------------------------------------------------------------
-    def load(self, identifiers: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """The rows of these identifiers that exist: datestamp, deleted, local_pid, errors, run_id."""
+    def load(
+        self, identifiers: Sequence[str], *, with_data: bool = False
+    ) -> dict[str, dict[str, Any]]:
+        """The rows of these identifiers that exist: datestamp, deleted, local_pid, errors,
+        run_id, attempts, purged, adopted; `with_data` adds the transformed data written last."""
         if not identifiers:
             return {}
-        query = sa.select(
+        columns = [
             _TABLE.c.oai_identifier,
             _TABLE.c.datestamp,
             _TABLE.c.deleted,
             _TABLE.c.local_pid,
             _TABLE.c.errors,
             _TABLE.c.run_id,
-        ).where(self._mine, _TABLE.c.oai_identifier.in_(list(identifiers)))
+            _TABLE.c.attempts,
+            _TABLE.c.purged,
+            _TABLE.c.adopted,
+        ]
+        if with_data:
+            columns.append(_TABLE.c.transformed)
+        query = sa.select(*columns).where(
+            self._mine, _TABLE.c.oai_identifier.in_(list(identifiers))
+        )
         return {row.oai_identifier: row._asdict() for row in db.session.execute(query)}
 
     def count_unseen(self) -> tuple[int, int]:
@@ -69,6 +80,131 @@ class TrackingStore:
                 .limit(limit)
             )
         ]
+
+    def failed_identifiers(
+        self, *, limit: int | None, max_attempts: int | None, due_by: datetime | None
+    ) -> list[str]:
+        """Identifiers whose last attempt failed and that this run has not seen: all of them,
+        or (for the end-of-run retries) those under `max_attempts` that are due by `due_by`,
+        the longest waiting first, at most `limit`."""
+        query = sa.select(_TABLE.c.oai_identifier).where(
+            self._mine, _has_errors(), _TABLE.c.deleted.is_(False)
+        )
+        if self.run_id is not None:
+            query = query.where(self._not_seen)
+        if max_attempts is not None:
+            query = query.where(_TABLE.c.attempts < max_attempts)
+        if due_by is not None:
+            query = query.where(
+                sa.or_(_TABLE.c.next_attempt_at.is_(None), _TABLE.c.next_attempt_at <= due_by)
+            )
+        query = query.order_by(
+            _TABLE.c.next_attempt_at.asc().nulls_first(), _TABLE.c.oai_identifier
+        )
+        if limit is not None:
+            query = query.limit(limit)
+        identifiers = list(db.session.scalars(query))
+        db.session.commit()
+        return identifiers
+
+    def stored_records(
+        self,
+        batch_size: int,
+        *,
+        errors_only: bool = False,
+        identifiers: Sequence[str] | None = None,
+    ) -> Iterator[list[dict[str, Any]]]:
+        """The live rows with their stored XML and transformed data, in keyset batches: what a
+        rewrite re-transforms (only rows with errors, or only given identifiers, if asked)."""
+        after = ""
+        while True:
+            query = (
+                sa.select(
+                    _TABLE.c.oai_identifier,
+                    _TABLE.c.datestamp,
+                    _TABLE.c.local_pid,
+                    _TABLE.c.errors,
+                    _TABLE.c.original_xml,
+                    _TABLE.c.transformed,
+                    _TABLE.c.attempts,
+                    _TABLE.c.adopted,
+                    _TABLE.c.purged,
+                    _TABLE.c.deleted,
+                    _TABLE.c.run_id,
+                )
+                .where(
+                    self._mine,
+                    _TABLE.c.deleted.is_(False),
+                    _TABLE.c.original_xml.is_not(None),
+                    _TABLE.c.original_xml != "",
+                    _TABLE.c.oai_identifier > after,
+                )
+                .order_by(_TABLE.c.oai_identifier)
+                .limit(batch_size)
+            )
+            if errors_only:
+                query = query.where(_has_errors())
+            if identifiers is not None:
+                query = query.where(_TABLE.c.oai_identifier.in_(list(identifiers)))
+            rows = [row._asdict() for row in db.session.execute(query)]
+            db.session.commit()
+            if not rows:
+                return
+            yield rows
+            after = rows[-1]["oai_identifier"]
+
+    def created_records(self, batch_size: int) -> Iterator[list[tuple[str, str]]]:
+        """(identifier, local pid) of every row whose local record the harvester created (not
+        taken over) and that a purge has not removed yet, in batches."""
+        after = ""
+        while True:
+            rows = [
+                (row.oai_identifier, row.local_pid)
+                for row in db.session.execute(
+                    sa.select(_TABLE.c.oai_identifier, _TABLE.c.local_pid)
+                    .where(
+                        self._mine,
+                        _TABLE.c.local_pid.is_not(None),
+                        _TABLE.c.deleted.is_(False),  # a source tombstone is removed already
+                        _TABLE.c.adopted.is_(False),
+                        _TABLE.c.purged.is_(False),
+                        _TABLE.c.oai_identifier > after,
+                    )
+                    .order_by(_TABLE.c.oai_identifier)
+                    .limit(batch_size)
+                )
+            ]
+            db.session.commit()
+            if not rows:
+                return
+            yield rows
+            after = rows[-1][0]
+
+    def live_identifiers(self) -> set[str]:
+        """Every identifier with a live local record (what a reconciliation may delete)."""
+        identifiers = set(
+            db.session.scalars(
+                sa.select(_TABLE.c.oai_identifier).where(
+                    self._mine, _TABLE.c.deleted.is_(False), _TABLE.c.local_pid.is_not(None)
+                )
+            )
+        )
+        db.session.commit()
+        return identifiers
+
+    def adopted_count(self) -> int:
+        """Rows whose local record was taken over, not created (a purge leaves those)."""
+        count = db.session.scalar(
+            sa.select(sa.func.count()).where(self._mine, _TABLE.c.adopted.is_(True))
+        )
+        db.session.commit()
+        return count or 0
+
+    def forget_all(self) -> int:
+        """Delete every row of the harvester (a purge with forget: it starts from nothing)."""
+        deleted = db.session.execute(sa.delete(_TABLE).where(self._mine)).rowcount
+        db.session.commit()
+        return deleted or 0
 
     def live_local_records(self, batch_size: int) -> Iterator[list[tuple[str, str]]]:
         """(identifier, local pid) of every live tracked record, in batches (keyset pages)."""
@@ -109,6 +245,10 @@ class TrackingStore:
             "transformed": None,
             "harvested_at": datetime.now(UTC),
             "run_id": self.run_id,
+            "attempts": 0,
+            "next_attempt_at": None,
+            "purged": False,
+            "adopted": False,
         }
         row.update(values)
         return row
@@ -178,21 +318,28 @@ class TrackingStore:
         self.save([], [tracking_key(identifier) for identifier in identifiers if identifier])
         db.session.commit()
 
-    def track_failure(self, identifier: str, message: str) -> None:
-        """Record an error on an identifier that could not even be fetched (idDoesNotExist)."""
+    def track_failure(self, identifier: str, message: str, *, retry_backoff: float) -> None:
+        """Record an error on an identifier that could not even be fetched (idDoesNotExist),
+        counting it as a failed attempt."""
+        now = datetime.now(UTC)
+        known = self.load([identifier]).get(identifier)
+        attempts = (known["attempts"] if known else 0) + 1
         row = {
             "harvester_id": self.harvester_id,
             "oai_identifier": identifier,
             "deleted": False,
             "errors": [message],
-            "harvested_at": datetime.now(UTC),
+            "harvested_at": now,
             "run_id": self.run_id,
+            "attempts": attempts,
+            "next_attempt_at": now + retry_delay(attempts, retry_backoff),
         }
         insert = _insert()(_TABLE).values([row])
+        updated = ("errors", "harvested_at", "run_id", "attempts", "next_attempt_at")
         db.session.execute(
             insert.on_conflict_do_update(
                 index_elements=_KEY,
-                set_={name: insert.excluded[name] for name in ("errors", "harvested_at", "run_id")},
+                set_={name: insert.excluded[name] for name in updated},
             )
         )
         db.session.commit()
@@ -219,6 +366,11 @@ class TrackingStore:
         if self.run_id is None:
             raise RuntimeError("Reconciliation needs a run id to tell seen records apart.")
         return sa.or_(_TABLE.c.run_id.is_(None), _TABLE.c.run_id != self.run_id)
+
+
+def _has_errors() -> sa.ColumnElement[bool]:
+    """The last attempt failed (no errors are stored as SQL NULL, as the records API reads it)."""
+    return _TABLE.c.errors.is_not(None)
 
 
 def _dialect() -> str:

@@ -91,6 +91,13 @@ class BulkIndexingUnitOfWork(UnitOfWork):
         del self._pending[mark.index_actions :]
         del self._bulk_index_ops[mark.bulk_index_ops :]
 
+    def roll_back_everything(self) -> None:
+        """Forget every operation and roll the transaction back (a dry run keeps nothing)."""
+        self._operations.clear()
+        self._pending.clear()
+        self._bulk_index_ops.clear()
+        self.session.rollback()
+
     def commit(self) -> None:
         """Commit the database transaction, then send the deferred indexing in bulk."""
         self.session.flush()  # revision ids as they will be committed

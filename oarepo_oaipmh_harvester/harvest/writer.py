@@ -18,8 +18,11 @@ from typing import Any
 from invenio_db import db
 
 from ..protocol.records import OAIRecord
-from .changes import admissible, latest_of_each, needing_write
+from .changes import admissible, latest_of_each, needing_write, retry_delay
 from .counts import RecordValidationError, WriteCounts, describe_error
+from .diffs import target_changes
+from .preview import PreviewReport
+from .repairs import RepairBatches
 from .targets import BulkWriteRefused, KeptWithErrors, TargetAdapter
 from .tracking import NOT_INDEXED, TrackingStore
 from .transformers import Transformer, with_transform_warnings
@@ -58,7 +61,7 @@ def note_not_indexed(
     db.session.commit()
 
 
-class RecordWriter:
+class RecordWriter(RepairBatches):
     """Writes batches of harvested records of one harvester into its target."""
 
     def __init__(
@@ -68,15 +71,22 @@ class RecordWriter:
         target: TargetAdapter,
         transformer: Transformer,
         run_id: uuid.UUID | None = None,
+        retry_backoff: float = 3600.0,
     ) -> None:
         self.harvester_id = harvester_id
         self.target = target
         self.transformer = transformer
         self.run_id = run_id
+        self.retry_backoff = retry_backoff
         self.tracking = TrackingStore(harvester_id, run_id)
         self.marks_unchanged_as_seen = True
         """Stamp unchanged records with the run id; only reconciliation needs it, and on a
         re-harvest where nothing changed it is the only database write left."""
+        self.force = False
+        """Write records the provider did not change too (an operator's ``--force``)."""
+        self.preview: PreviewReport | None = None
+        """A dry run: every batch is written in a transaction that is rolled back, and what
+        it would have done is noted here."""
 
     def write_batch(
         self, records: Sequence[OAIRecord], on_commit: CommitHook | None = None
@@ -91,15 +101,18 @@ class RecordWriter:
         latest = latest_of_each(records)
         # Decide without locks first: on a re-harvest almost every batch is unchanged, and
         # a record that needs no write cannot conflict with a parallel writer.
-        tracked = self.tracking.load(list(latest))
-        pending = needing_write(latest, tracked, self.run_id)
+        with_data = self.preview is not None  # a preview compares with what was written
+        tracked = self.tracking.load(list(latest), with_data=with_data)
+        pending = needing_write(latest, tracked, self.run_id, force=self.force)
         if pending or self.marks_unchanged_as_seen:
             # Every row this batch writes (seen stamps included) is locked, in one sorted
             # order, so that two parallel batches can never deadlock on each other's rows.
             self.tracking.lock(list(latest) if self.marks_unchanged_as_seen else pending)
             # A parallel writer may have committed between the look and the lock.
-            tracked.update(self.tracking.load(pending))
-            pending = needing_write({i: latest[i] for i in pending}, tracked, self.run_id)
+            tracked.update(self.tracking.load(pending, with_data=with_data))
+            pending = needing_write(
+                {i: latest[i] for i in pending}, tracked, self.run_id, force=self.force
+            )
         counts = WriteCounts(unchanged=len(latest) - len(pending))
         for identifier, error in refused:
             log.warning("Harvester %s: %s", self.harvester_id, error)
@@ -114,7 +127,11 @@ class RecordWriter:
 
         with BulkIndexingUnitOfWork(db.session) as uow:
             rows = self._write_records(uow, [latest[i] for i in pending], tracked, counts)
+            self._finish_rows(rows, tracked)
             self.tracking.save(rows, seen_ids)
+            if self.preview is not None:
+                self._roll_back_preview(uow)
+                return counts
             if on_commit is not None:
                 on_commit(counts)
             uow.commit()
@@ -122,14 +139,35 @@ class RecordWriter:
             self._note_not_indexed(uow.index_failures, rows, tracked, counts)
         return counts
 
+    def _roll_back_preview(self, uow: BulkIndexingUnitOfWork) -> None:
+        """A dry run keeps nothing: no record, no tracking row, no index change."""
+        uow.roll_back_everything()
+
+    def _finish_rows(self, rows: list[dict[str, Any]], tracked: dict[str, dict[str, Any]]) -> None:
+        """Attempts and the next retry of failed rows; a written row is no longer purged."""
+        now = datetime.now(UTC)
+        for row in rows:
+            known = tracked.get(row["oai_identifier"])
+            if row["errors"]:
+                row["attempts"] = (known["attempts"] if known else 0) + 1
+                row["next_attempt_at"] = now + retry_delay(row["attempts"], self.retry_backoff)
+            else:
+                row["attempts"], row["next_attempt_at"] = 0, None
+            # The purged mark goes once the record is written again (it also tells the
+            # adapter that the tombstone a purge left is the harvester's to restore).
+            row["purged"] = bool(known and known["purged"] and row["errors"])
+
     def _note_not_indexed(
         self,
         failures: Sequence[IndexFailure],
         rows: list[dict[str, Any]],
         tracked: dict[str, dict[str, Any]],
         counts: WriteCounts,
+        pid_of: dict[str, str] | None = None,
     ) -> None:
-        by_pid = {known["local_pid"]: i for i, known in tracked.items() if known["local_pid"]}
+        """`pid_of`: identifier -> pid of records that have no row in this batch (a purge)."""
+        by_pid = {pid: identifier for identifier, pid in (pid_of or {}).items()}
+        by_pid.update({known["local_pid"]: i for i, known in tracked.items() if known["local_pid"]})
         by_pid.update({row["local_pid"]: row["oai_identifier"] for row in rows if row["local_pid"]})
         note_not_indexed(self.tracking, failures, by_pid, counts)
 
@@ -187,7 +225,7 @@ class RecordWriter:
             known = tracked.get(record.identifier)
             # A local tombstone is ours to restore only where the source had deleted the
             # record; one that a curator made while the source kept it is not undone.
-            restorable = bool(known and known["deleted"])
+            restorable = bool(known and (known["deleted"] or known["purged"]))
             row = self.tracking.new_row(
                 record.identifier,
                 datestamp=record.datestamp,
@@ -196,10 +234,13 @@ class RecordWriter:
                 warnings=list(record.errors) or None,
                 original_xml=record.xml,
                 harvested_at=now,
+                adopted=bool(known and known["adopted"]),
             )
             rows.append(row)
-            if record.deleted or not self.target.supports_bulk:
-                self._write_one(uow, record, row, counts, restore=restorable)
+            one_by_one = self.preview is not None or not self.target.supports_bulk
+            if record.deleted or one_by_one:
+                written = known.get("transformed") if known else None
+                self._write_one(uow, record, row, counts, restore=restorable, written=written)
                 continue
             try:
                 data = self.transformer.transform(record)
@@ -256,16 +297,20 @@ class RecordWriter:
         data: dict[str, Any] | None = None,
         *,
         restore: bool = False,
+        written: dict[str, Any] | None = None,
     ) -> None:
-        """Write one record in its own savepoint (`data`: already transformed)."""
+        """Write one record in its own savepoint (`data`: already transformed; `written`:
+        what the harvest wrote last time, for a preview's field changes)."""
         local_pid = row["local_pid"]
         mark = uow.mark()
         kept: KeptWithErrors | None = None
+        before = None
         try:
             if row["deleted"]:
                 if local_pid:
                     remove_local_record(self.target, uow, local_pid)
                     counts.deleted += 1
+                    self._preview_note(row, "delete", pid=local_pid)
                 else:
                     counts.unchanged += 1  # a tombstone we never had a record for
                 if not self.target.keeps_deleted_pids:
@@ -275,6 +320,8 @@ class RecordWriter:
                     data = self.transformer.transform(record)
                     row["warnings"] = with_transform_warnings(row["warnings"], self.transformer)
                 row["transformed"] = data
+                if self.preview is not None and local_pid:
+                    before = self.target.read(local_pid)
                 with db.session.begin_nested():
                     try:
                         row["local_pid"], created = self.target.upsert(
@@ -290,15 +337,26 @@ class RecordWriter:
                         f"The draft {kept.pid} is kept for a curator to fix "
                         f"(invalid_drafts keep); the next harvest continues it."
                     )
+                    self._preview_note(row, "fail", errors=row["errors"])
                 elif created:
                     counts.created += 1
+                    self._preview_note(row, "create", changes=target_changes(None, data, None))
                 else:
                     counts.updated += 1
+                    if not local_pid:
+                        row["adopted"] = True  # an existing record taken over, not created
+                    self._preview_note(row, "update", changes=target_changes(before, data, written))
         except Exception as error:  # noqa: BLE001 - any failure is tracked on the record
             uow.discard_since(mark)
             self._note_failure(row, counts, error)
+            self._preview_note(row, "fail", errors=row["errors"])
         finally:
             self._take_notices(row, counts)
+
+    def _preview_note(self, row: dict[str, Any], action: str, **details: Any) -> None:
+        if self.preview is not None:
+            pid = details.pop("pid", None) or row["local_pid"]
+            self.preview.note(row["oai_identifier"], action, pid=pid, **details)
 
     def _take_notices(self, row: dict[str, Any], counts: WriteCounts) -> None:
         """What the target did to this record that an operator should know of: on the
@@ -307,8 +365,15 @@ class RecordWriter:
             row["warnings"] = [*(row["warnings"] or ()), notice]
             counts.notice(row["oai_identifier"], notice)
 
-    def _note_failure(self, row: dict[str, Any], counts: WriteCounts, error: Exception) -> None:
-        message = describe_error(error)
+    def _note_failure(
+        self,
+        row: dict[str, Any],
+        counts: WriteCounts,
+        error: Exception,
+        *,
+        described: str | None = None,
+    ) -> None:
+        message = described or describe_error(error)
         identifier = row["oai_identifier"]
         log.info("Harvester %s: %s failed: %s", self.harvester_id, identifier, message)
         log.debug("Harvester %s: %s failed", self.harvester_id, identifier, exc_info=error)

@@ -65,6 +65,8 @@ class HarvesterResourceConfig(ResourceConfig, ConfiguratorMixin):
         "list": "",
         "item": "/<harvester_id>",
         "run": "/<harvester_id>/run",
+        "preview": "/<harvester_id>/preview",
+        "purge": "/<harvester_id>/purge",
         "runs": "/<harvester_id>/runs",
         "run_item": "/<harvester_id>/runs/<run_id>",
     }

@@ -32,6 +32,8 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
             route("PUT", routes["item"], self.update),
             route("DELETE", routes["item"], self.delete),
             route("POST", routes["run"], self.run),
+            route("POST", routes["preview"], self.preview),
+            route("POST", routes["purge"], self.purge),
             route("GET", routes["runs"], self.search_runs),
             route("GET", routes["run_item"], self.read_run),
         ]
@@ -83,6 +85,31 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
     def run(self) -> tuple[dict, int]:
         """Run now; the body (optional) takes ``since``, ``full``, ``identifiers``, ``title``."""
         item = self.runs_service.start_run(
+            g.identity,
+            resource_requestctx.view_args["harvester_id"],
+            resource_requestctx.data or {},
+        )
+        return item.to_dict(), 202
+
+    @request_view_args
+    @request_data
+    @response_handler()
+    def preview(self) -> tuple[dict, int]:
+        """A dry run now: what a run with the body's arguments (and ``limit``) would do."""
+        report = self.runs_service.preview(
+            g.identity,
+            resource_requestctx.view_args["harvester_id"],
+            resource_requestctx.data or {},
+        )
+        return report, 200
+
+    @request_view_args
+    @request_data
+    @response_handler()
+    def purge(self) -> tuple[dict, int]:
+        """Start a purge run; the body must give ``confirm`` (the harvester's id), and may
+        give ``forget``."""
+        item = self.runs_service.purge(
             g.identity,
             resource_requestctx.view_args["harvester_id"],
             resource_requestctx.data or {},

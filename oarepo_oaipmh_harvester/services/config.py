@@ -118,6 +118,12 @@ class HarvesterServiceConfig(ServiceConfig, ConfiguratorMixin):
     links_item = {
         "self": EndpointLink("oai_harvesters.read", params=["harvester_id"], vars=_harvester_vars),
         "run": EndpointLink("oai_harvesters.run", params=["harvester_id"], vars=_harvester_vars),
+        "preview": EndpointLink(
+            "oai_harvesters.preview", params=["harvester_id"], vars=_harvester_vars
+        ),
+        "purge": EndpointLink(
+            "oai_harvesters.purge", params=["harvester_id"], vars=_harvester_vars
+        ),
         "runs": EndpointLink(
             "oai_harvesters.search_runs", params=["harvester_id"], vars=_harvester_vars
         ),

@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
+from flask import current_app
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_db.uow import ModelCommitOp, UnitOfWork, unit_of_work
@@ -20,12 +21,14 @@ from invenio_jobs.proxies import current_jobs, current_runs_service
 from invenio_jobs.tasks import execute_run
 from invenio_records_resources.services.base import LinksTemplate, Service
 from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
-from marshmallow import ValidationError
+from marshmallow import ValidationError, validate, validates_schema
+from marshmallow import fields as ma_fields
 
-from ..arguments import RunArgumentsSchema
-from ..harvest.assembly import current_settings, progress_listener
+from ..arguments import ADMINISTRATOR_ARGUMENTS, RunArgumentsSchema
+from ..harvest.assembly import current_settings, progress_listener, run_harvest
 from ..harvest.interrupted import close_interrupted_runs, grace_for
-from ..harvest.lock import holder_of
+from ..harvest.lock import HarvesterBusy, holder_of
+from ..harvest.preview import PreviewReport
 from ..harvest.results import ProgressCallback
 from ..harvest.window import SinceSource, since_source_of
 from .access import HarvesterAccessMixin, flatten_messages, is_user, link_args
@@ -108,14 +111,17 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         """Start a run through invenio-jobs ("run now"), as the scheduler would.
 
         `data`: the run arguments (`RunArgumentsSchema`: ``since`` taken as given, ``full``,
-        ``identifiers`` for GetRecord of just these, ``reconcile_only``, ``reindex``) and a
-        ``title``. Refused while another run of the harvester is queued or running.
+        ``identifiers`` for GetRecord of just these, ``reconcile_only``, ``reindex``, and the
+        repairs ``rewrite``, ``force``, ``retry_errors``, ``purge`` that need the right to
+        change the harvester) and a ``title``. Refused while another run of the harvester is
+        queued or running.
         """
-        self.get_harvester(identity, harvester_id, "run")
         try:
             request = RunRequestSchema().load(data or {})
         except ValidationError as error:
+            self.get_harvester(identity, harvester_id, "run")  # 404/403 before a 400
             raise HarvesterValidationError(flatten_messages(error.messages)) from None
+        self.get_harvester(identity, harvester_id, _action_of(request))
         job = self.ensure_job(identity, harvester_id)
         active = active_run(harvester_id)
         if active is not None and holder_of(harvester_id, db.engine) is None:
@@ -130,15 +136,15 @@ class HarvestRunService(HarvesterAccessMixin, Service):
 
         args: dict[str, Any] = {
             "job_arg_schema": "OAIHarvestArgsSchema",
-            "full": request["full"],
-            "reconcile_only": request["reconcile_only"],
-            "reindex": request["reindex"],
+            **_flags(request),
         }
         if request.get("since"):
             args["since"] = request["since"].isoformat()
         if request.get("identifiers"):
             args["identifiers"] = list(request["identifiers"])
-        run_title = title or request.get("title") or "Run now"
+        if request.get("confirm"):
+            args["confirm"] = request["confirm"]
+        run_title = title or request.get("title") or _default_title(request)
         # invenio-jobs lets only administrators start runs; harvest managers may start their
         # harvester's runs, which our own permission check above has allowed. The run is
         # created as the system and then credited to the person who asked for it.
@@ -185,47 +191,93 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             raise HarvestRunNotFound(harvester_id, str(run_id))
         return self._run_item(identity, harvester_id, run)
 
+    def purge(self, identity: Any, harvester_id: str, data: dict | None = None) -> SQLItem:
+        """Start a purge run: every local record the harvester created is deleted through its
+        target service. `data`: ``confirm`` (the harvester's id, typed), ``forget``."""
+        data = dict(data or {})
+        return self.start_run(
+            identity,
+            harvester_id,
+            {
+                "purge": True,
+                "confirm": data.get("confirm"),
+                "forget": bool(data.get("forget")),
+                "title": data.get("title") or "Purge",
+            },
+        )
+
+    def preview(self, identity: Any, harvester_id: str, data: dict | None = None) -> dict:
+        """A dry run now, in this process: what a run with these arguments would create,
+        update (with the field changes), delete and fail, committing nothing. Harvest
+        managers may preview their harvesters; ``limit`` bounds the records examined."""
+        self.get_harvester(identity, harvester_id, "run")
+        try:
+            request = PreviewRequestSchema().load(data or {})
+        except ValidationError as error:
+            raise HarvesterValidationError(flatten_messages(error.messages)) from None
+        settings = current_settings()
+        report = PreviewReport(
+            limit=request.get("limit") or current_app.config["OAI_HARVESTER_PREVIEW_LIMIT"],
+            max_entries=settings.preview_diffs,
+        )
+        since = request.get("since")
+        try:
+            summary = run_harvest(
+                harvester_id,
+                since=since,
+                since_source=since_source_of(since, SinceSource.WATERMARK),
+                identifiers=request.get("identifiers") or None,
+                preview=report,
+                **_flags(request),
+            )
+        except HarvesterBusy as error:
+            active = active_run(harvester_id)
+            raise HarvestRunInProgress(
+                harvester_id,
+                str(active.id) if active else "outside invenio-jobs",
+                active.status.name if active else "RUNNING",
+            ) from error
+        finally:
+            db.session.rollback()
+        return {
+            "harvester": harvester_id,
+            **report.as_dict(summary.counts),
+            "message": summary.message(),
+            "requests": summary.requests,
+        }
+
     def harvest_in_process(
         self,
         identity: Any,
         harvester_id: str,
+        arguments: dict[str, Any] | None = None,
         *,
-        since: datetime | None = None,
-        full: bool = False,
-        identifiers: list[str] | None = None,
         progress: ProgressCallback | None = None,
-        reconcile_only: bool = False,
-        reindex: bool = False,
+        title: str = "Command-line harvest",
     ) -> Run:
         """Run a harvest now, in this process, recorded as a run of the harvester's job.
 
-        Without `since` or `full` it continues from the stored watermark. Batches are
-        written here too, whatever OAI_HARVESTER_WRITE_MODE says. The arguments are checked
-        by `RunArgumentsSchema`, as those of every other way to start a run.
+        `arguments` are the run arguments (`RunArgumentsSchema`), checked as those of every
+        other way to start a run. Without `since` or `full` it continues from the stored
+        watermark. Batches are written here too, whatever OAI_HARVESTER_WRITE_MODE says.
         """
-        self.get_harvester(identity, harvester_id, "run")
+        raw = dict(arguments or {})
+        if isinstance(raw.get("since"), datetime):
+            raw["since"] = raw["since"].isoformat()
         try:
-            arguments = RunArgumentsSchema().load(
-                {
-                    "since": since.isoformat() if since else None,
-                    "full": full,
-                    "identifiers": list(identifiers or []),
-                    "reconcile_only": reconcile_only,
-                    "reindex": reindex,
-                }
-            )
+            loaded = RunArgumentsSchema().load(raw)
         except ValidationError as error:
+            self.get_harvester(identity, harvester_id, "run")
             raise HarvesterValidationError(flatten_messages(error.messages)) from None
-        since, identifiers = arguments.get("since"), arguments.get("identifiers")
-        full, reconcile_only = arguments["full"], arguments["reconcile_only"]
-        reindex = arguments["reindex"]
+        self.get_harvester(identity, harvester_id, _action_of(loaded))
+        since, identifiers = loaded.get("since"), loaded.get("identifiers")
         job = self.ensure_job(identity, harvester_id)
         source = since_source_of(since, SinceSource.WATERMARK)
         run = Run(
             id=uuid.uuid4(),
             task_id=uuid.uuid4(),
             job=job,
-            title="Command-line harvest",
+            title=title,
             status=RunStatusEnum.QUEUED,
             queue=job.default_queue or current_jobs.default_queue,
             started_by_id=identity.id if is_user(identity) else None,
@@ -233,11 +285,10 @@ class HarvestRunService(HarvesterAccessMixin, Service):
                 "harvester_id": harvester_id,
                 "since": since.isoformat() if since else None,
                 "since_source": source.value,
-                "full": full,
                 "identifiers": identifiers or None,
-                "reconcile_only": reconcile_only,
-                "reindex": reindex,
+                "confirm": loaded.get("confirm"),
                 "write_mode": "local",
+                **_flags(loaded),
             },
         )
         db.session.add(run)
@@ -249,6 +300,56 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             progress_listener.reset(token)
         db.session.expire_all()
         return db.session.get(Run, run.id)
+
+
+def _flags(arguments: dict[str, Any]) -> dict[str, bool]:
+    """The boolean run arguments, by their one name."""
+    return {
+        name: bool(arguments.get(name))
+        for name, field in RunArgumentsSchema().fields.items()
+        if isinstance(field, ma_fields.Boolean)
+    }
+
+
+def _action_of(arguments: dict[str, Any]) -> str:
+    """Repairs (rewrite, force, retry, purge) are for those who may change the harvester;
+    a harvest manager may start the other runs of their harvester."""
+    return "update" if any(arguments.get(name) for name in ADMINISTRATOR_ARGUMENTS) else "run"
+
+
+def _default_title(arguments: dict[str, Any]) -> str:
+    for name, title in (
+        ("purge", "Purge"),
+        ("rewrite", "Rewrite from stored XML"),
+        ("retry_errors", "Retry failed records"),
+        ("reindex", "Reindex"),
+    ):
+        if arguments.get(name):
+            return title
+    return "Run now"
+
+
+class PreviewRequestSchema(RunArgumentsSchema):
+    """Body of a preview (`POST .../harvesters/<id>/preview`): run arguments and a limit."""
+
+    limit = ma_fields.Integer(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Range(min=1, max=10000),
+        metadata={"description": "Records to examine at most."},
+    )
+
+    @validates_schema
+    def _previewable(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if data.get("purge"):
+            raise ValidationError("A purge cannot be previewed.", field_name="purge")
+        limit = data.get("limit")
+        maximum = current_app.config["OAI_HARVESTER_PREVIEW_MAX_LIMIT"]
+        if limit is not None and limit > maximum:
+            raise ValidationError(
+                f"At most {maximum} records per preview (OAI_HARVESTER_PREVIEW_MAX_LIMIT).",
+                field_name="limit",
+            )
 
 
 class _RunSearchOptions:

@@ -48,9 +48,8 @@ def test_upgrade_creates_tables_matching_models(appctx):
 def _a_stored_watermark_becomes_the_watermark_of_each_current_scope(alembic, db) -> None:
     from oarepo_oaipmh_harvester.harvest.window import Scope
 
-    alembic.downgrade(
-        target="oarepo_oaipmh_harvester@-2"
-    )  # to 1764410001 (digits alone read as relative)
+    # A Script object, because digits alone would be read as a number of steps.
+    alembic.downgrade(target=alembic.script_directory.get_revision("1764410001"))
     with db.engine.begin() as connection:
         connection.execute(
             sa.text(

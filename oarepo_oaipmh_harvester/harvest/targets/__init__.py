@@ -57,7 +57,7 @@ def adapter_for(
         from .drafts import DraftsServiceTarget
 
         return DraftsServiceTarget(service, identity, harvester_id=harvester_id, options=options)
-    return RecordsServiceTarget(service, identity, harvester_id=harvester_id)
+    return RecordsServiceTarget(service, identity, harvester_id=harvester_id, options=options)
 
 
 __all__ = [

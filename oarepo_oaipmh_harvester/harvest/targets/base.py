@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..unit_of_work import BulkIndexingUnitOfWork
+from .options import TargetOptions
 
 
 class LocalRecordMissing(Exception):
@@ -47,10 +48,18 @@ class TargetAdapter(abc.ABC):
     Every method runs inside the writer's unit of work (and savepoint); none commits.
     """
 
-    def __init__(self, service: Any, identity: Any, *, harvester_id: str = "") -> None:
+    def __init__(
+        self,
+        service: Any,
+        identity: Any,
+        *,
+        harvester_id: str = "",
+        options: TargetOptions | None = None,
+    ) -> None:
         self.service = service
         self.identity = identity
         self.harvester_id = harvester_id
+        self.options = options or TargetOptions()
         self._notices: list[str] = []
 
     def take_notices(self) -> list[str]:

@@ -27,7 +27,7 @@ from sqlalchemy.orm.exc import NoResultFound
 from ..counts import RecordValidationError
 from ..unit_of_work import BulkIndexingUnitOfWork
 from .base import KeptWithErrors, LocalRecordMissing, TargetAdapter
-from .options import DoiConflictPolicy, InvalidDraftPolicy, LocalDraftPolicy, TargetOptions
+from .options import DoiConflictPolicy, InvalidDraftPolicy, LocalDraftPolicy
 from .records import index_records_of
 
 try:  # InvenioRDM's soft deletion; a plain drafts service deletes for good
@@ -68,17 +68,6 @@ class CommunityInclusionFailed(Exception):
 class DraftsServiceTarget(TargetAdapter):
     """Writes into a drafts service record by record: draft, then publish, in the caller's
     unit of work (and savepoint), so that a failure leaves neither draft nor record."""
-
-    def __init__(
-        self,
-        service: Any,
-        identity: Any,
-        *,
-        harvester_id: str = "",
-        options: TargetOptions | None = None,
-    ) -> None:
-        super().__init__(service, identity, harvester_id=harvester_id)
-        self.options = options or TargetOptions()
 
     @property
     def keeps_deleted_pids(self) -> bool:

@@ -14,6 +14,7 @@ from invenio_pidstore.errors import PIDDeletedError, PIDDoesNotExistError
 
 from ..unit_of_work import BulkIndexingUnitOfWork
 from .base import BulkWriteRefused, LocalRecordMissing, TargetAdapter, WrittenItem
+from .options import TargetOptions
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +42,15 @@ def index_records_of(
 class RecordsServiceTarget(TargetAdapter):
     """A records service written record by record, or in bulk with ``create_or_update_many``."""
 
-    def __init__(self, service: Any, identity: Any, *, harvester_id: str = "") -> None:
-        super().__init__(service, identity, harvester_id=harvester_id)
+    def __init__(
+        self,
+        service: Any,
+        identity: Any,
+        *,
+        harvester_id: str = "",
+        options: TargetOptions | None = None,
+    ) -> None:
+        super().__init__(service, identity, harvester_id=harvester_id, options=options)
         self._supports_bulk: bool | None = None
 
     def create(self, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:

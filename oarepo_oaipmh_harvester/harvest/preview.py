@@ -1,0 +1,76 @@
+"""What a dry run (preview) found: the report of a run that commits nothing.
+
+Decision owned here: what a preview tells an operator - per record the action a real run
+would take (create, update with the field changes, delete, fail with the errors, unchanged
+is only counted), bounded to the first entries while the counts cover everything examined,
+and whether it stopped early at its limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .diffs import Change
+
+
+class PreviewLimitReached(Exception):
+    """A preview examined as many records as it was allowed to."""
+
+
+@dataclass
+class PreviewReport:
+    """Collected by the writer of a dry run, record by record."""
+
+    limit: int
+    """Records the preview examines at most."""
+    max_entries: int
+    """Per-record entries kept (the counts cover every record examined)."""
+    examined: int = 0
+    stopped_early: bool = False
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    predicted_reconciliation: int | None = None
+    """Local records a reconciliation after this window would delete (None: not predicted)."""
+    notes: list[str] = field(default_factory=list)
+
+    def room(self) -> int:
+        """Records that may still be examined."""
+        return max(self.limit - self.examined, 0)
+
+    def note(
+        self,
+        identifier: str,
+        action: str,
+        *,
+        pid: str | None = None,
+        changes: list[Change] | None = None,
+        errors: list[str] | None = None,
+    ) -> None:
+        if len(self.entries) >= self.max_entries:
+            return
+        entry: dict[str, Any] = {"identifier": identifier, "action": action, "pid": pid}
+        if changes is not None:
+            entry["changes"] = changes
+        if errors:
+            entry["errors"] = errors
+        self.entries.append(entry)
+
+    def as_dict(self, counts: Any) -> dict[str, Any]:
+        """The report as the REST API, the command line (``--json``) and the panel show it."""
+        return {
+            "dry_run": True,
+            "counts": {
+                "examined": self.examined,
+                "created": counts.created,
+                "updated": counts.updated,
+                "deleted": counts.deleted,
+                "unchanged": counts.unchanged,
+                "failed": counts.failed,
+            },
+            "stopped_early": self.stopped_early,
+            "limit": self.limit,
+            "predicted_reconciliation": self.predicted_reconciliation,
+            "entries": self.entries,
+            "entries_shown": len(self.entries),
+            "notes": self.notes,
+        }
