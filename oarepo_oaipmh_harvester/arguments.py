@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from flask import current_app
@@ -217,6 +217,25 @@ class RunArgumentsSchema(Schema):
 
 RUN_ARGUMENT_NAMES = tuple(RunArgumentsSchema().fields)
 """Every argument a run takes, by its one name."""
+
+TASK_ONLY_ARGUMENTS = ("harvester_id", "since_source", "write_mode", "job_arg_schema")
+"""What the harvest task takes besides the run arguments (set by our code, not by people)."""
+
+
+def check_task_arguments(arguments: Mapping[str, Any]) -> None:
+    """ValidationError unless `arguments` are run arguments that pass the one schema.
+
+    For what reaches the harvest task without the schema: invenio-jobs' custom arguments
+    ("for seasoned administrators") are handed to the task as they were typed.
+    """
+    unknown = sorted(set(arguments) - set(RUN_ARGUMENT_NAMES) - set(TASK_ONLY_ARGUMENTS))
+    if unknown:
+        raise ValidationError({name: ["Not a run argument."] for name in unknown})
+    given = {name: arguments[name] for name in RUN_ARGUMENT_NAMES if name in arguments}
+    if isinstance(given.get("since"), datetime):
+        given["since"] = given["since"].isoformat()
+    RunArgumentsSchema().load(given)
+
 
 KINDS_OF_RUN = ("identifiers", "reconcile_only", "reindex", "rewrite", "retry_errors", "purge")
 """Arguments that each make a different kind of run: at most one of them per run."""

@@ -14,7 +14,7 @@ from invenio_jobs.registry import JobsRegistry
 from marshmallow import fields
 from sqlalchemy.exc import SQLAlchemyError
 
-from .arguments import RUN_ARGUMENT_NAMES, RunArgumentsSchema
+from .arguments import RUN_ARGUMENT_NAMES, RunArgumentsSchema, check_task_arguments
 from .harvest.window import SinceSource, since_source_of
 from .models import OAIHarvester
 from .tasks import harvest_oaipmh_records
@@ -97,6 +97,8 @@ class OAIHarvestJob(JobType):
         # because only an automatic `since` may be moved back to the watermark. The
         # scheduler feeds arguments built here back in: their `since_source` is kept.
         if custom_args:
+            # Typed as JSON by an administrator, past the run form's schema: checked here.
+            check_task_arguments(custom_args)
             return {**custom_args, "harvester_id": cls.harvester_id}
         if since_source is None:
             since_source = since_source_of(since, SinceSource.LAST_SUCCESS).value

@@ -17,6 +17,7 @@ from invenio_db import db
 from invenio_jobs.errors import TaskExecutionPartialError
 from invenio_jobs.logging.jobs import EMPTY_JOB_CTX, job_context
 
+from .arguments import check_task_arguments
 from .harvest.assembly import make_writer, run_harvest
 from .harvest.counts import describe_error
 from .harvest.fanout import write_subtask
@@ -74,6 +75,17 @@ def harvest_oaipmh_records(
     """
     run_id = _current_run_id()
     try:
+        # Arguments can arrive past every form (a job's stored custom arguments): the same
+        # schema, the identifier cap included, holds here too.
+        check_task_arguments(
+            {
+                "since": since,
+                "full": full,
+                "identifiers": identifiers,
+                "confirm": confirm,
+                **kinds,
+            }
+        )
         summary = run_harvest(
             harvester_id,
             since=_parse_since(since),

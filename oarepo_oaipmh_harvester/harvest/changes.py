@@ -42,7 +42,16 @@ def tracking_key(identifier: str) -> str:
         return identifier
     digest = hashlib.sha256(encoded).hexdigest()
     prefix = encoded[: MAX_IDENTIFIER_BYTES - 80].decode("utf-8", errors="ignore")
-    return f"{prefix}...sha256:{digest}"
+    return f"{prefix}{SHORTENED_MARK}{digest}"
+
+
+SHORTENED_MARK = "...sha256:"
+"""What a shortened tracking key carries between the identifier's start and its digest."""
+
+
+def is_shortened(key: str) -> bool:
+    """Whether a tracking key stands for a longer identifier (:func:`tracking_key`)."""
+    return SHORTENED_MARK in key
 
 
 def admissible(records: Sequence[OAIRecord]) -> tuple[list[OAIRecord], list[tuple[str, str]]]:

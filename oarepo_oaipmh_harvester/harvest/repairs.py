@@ -1,5 +1,7 @@
-"""Repairs of what a harvester wrote: records transformed again from their stored XML, and
-the local records of a harvester removed (a purge). Mixed into the batch writer.
+"""Repairs of what a harvester wrote: records transformed again from their stored XML, the
+local records of a harvester removed (a purge), single records asked for again (GetRecord:
+re-harvests and the retries of failed records), and the bounds of a preview. Mixed into the
+batch writer and the run.
 
 Decision owned here: when a record transformed again needs no write (the target already
 holds the result: no new revision), when a local edit stops a rewrite (the harvester's
@@ -19,6 +21,7 @@ import sqlalchemy as sa
 from invenio_db import db
 
 from ..models import OAIHarvester
+from ..protocol.errors import IdDoesNotExist, OAITransportError
 from ..protocol.records import OAIRecord
 from .changes import tracking_key
 from .counts import WriteCounts, describe_error
@@ -224,6 +227,39 @@ class RepairRuns:
             .values(watermarks=None, watermark=None)
         )
         db.session.commit()
+
+    # -- asking for single records (GetRecord) --------------------------------------------
+    def _get_records(
+        self: HarvestRun, identifiers: list[str], counts: WriteCounts
+    ) -> Iterator[OAIRecord]:
+        for identifier in identifiers:
+            try:
+                asked = self.writer.tracking.source_identifier(identifier)
+                yield self.client.get_record(asked, self.metadata_prefix)
+            except IdDoesNotExist as error:
+                self._track_failure(identifier, str(error), counts)
+            except OAITransportError as error:
+                if error.status_code is None:
+                    raise  # no answer at all: the provider is down, not this record
+                # An HTTP error for one record (invenio-oaiserver answers 500 for a record
+                # deleted there): that identifier's error, the others are still asked for.
+                message = (
+                    f"The provider answered HTTP {error.status_code} for GetRecord of this "
+                    f"identifier ({describe_error(error)})"
+                )
+                self._track_failure(identifier, message, counts)
+
+    def _track_failure(
+        self: HarvestRun, identifier: str, message: str, counts: WriteCounts
+    ) -> None:
+        counts.fail(identifier, message)
+        if self.preview is not None:
+            self.preview.examined += 1
+            self.preview.note(identifier, "fail", errors=[message])
+            return
+        self.writer.tracking.track_failure(
+            identifier, message, retry_backoff=self.writer.retry_backoff
+        )
 
     # -- retrying what failed before -------------------------------------------------------
     def _retry_failed(self: HarvestRun, summary: HarvestSummary) -> None:

@@ -22,9 +22,8 @@ from invenio_db import db
 from invenio_jobs.models import Run
 
 from ..models import OAIHarvester
-from ..protocol.errors import IdDoesNotExist, OAITransportError
 from ..protocol.records import OAIRecord
-from .counts import WriteCounts, describe_error
+from .counts import WriteCounts
 from .fanout import BatchDispatcher
 from .lock import RunLock
 from .prefetch import batched, prefetch, spooled
@@ -253,33 +252,6 @@ class HarvestRun(RepairRuns):
                             xml="",
                             errors=header.errors,
                         )
-
-    def _get_records(self, identifiers: list[str], counts: WriteCounts) -> Iterator[OAIRecord]:
-        for identifier in identifiers:
-            try:
-                yield self.client.get_record(identifier, self.metadata_prefix)
-            except IdDoesNotExist as error:
-                self._track_failure(identifier, str(error), counts)
-            except OAITransportError as error:
-                if error.status_code is None:
-                    raise  # no answer at all: the provider is down, not this record
-                # An HTTP error for one record (invenio-oaiserver answers 500 for a record
-                # deleted there): that identifier's error, the others are still asked for.
-                message = (
-                    f"The provider answered HTTP {error.status_code} for GetRecord of this "
-                    f"identifier ({describe_error(error)})"
-                )
-                self._track_failure(identifier, message, counts)
-
-    def _track_failure(self, identifier: str, message: str, counts: WriteCounts) -> None:
-        counts.fail(identifier, message)
-        if self.preview is not None:
-            self.preview.examined += 1
-            self.preview.note(identifier, "fail", errors=[message])
-            return
-        self.writer.tracking.track_failure(
-            identifier, message, retry_backoff=self.writer.retry_backoff
-        )
 
     # -- reconciliation --------------------------------------------------------------------
     def _reconcile(self, summary: HarvestSummary) -> None:

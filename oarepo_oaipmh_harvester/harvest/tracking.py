@@ -16,7 +16,8 @@ from invenio_db import db
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ..models import OAIHarvestedRecord
-from .changes import retry_delay, tracking_key
+from ..protocol.records import header_identifier
+from .changes import is_shortened, retry_delay, tracking_key
 from .lock import lock_key
 
 _TABLE = OAIHarvestedRecord.__table__
@@ -80,6 +81,16 @@ class TrackingStore:
                 .limit(limit)
             )
         ]
+
+    def source_identifier(self, key: str) -> str:
+        """The identifier the provider knows a tracked record by: the key itself, or, for a
+        key shortened to fit the table, the whole identifier from the record's stored XML."""
+        if not is_shortened(key):
+            return key
+        xml = db.session.scalar(
+            sa.select(_TABLE.c.original_xml).where(self._mine, _TABLE.c.oai_identifier == key)
+        )
+        return header_identifier(xml or "") or key
 
     def failed_identifiers(
         self, *, limit: int | None, max_attempts: int | None, due_by: datetime | None

@@ -162,6 +162,15 @@ def metadata_elements(record: etree._Element) -> list[etree._Element]:
     return [child for child in container if isinstance(child.tag, str)]
 
 
+def header_identifier(xml: str) -> str | None:
+    """The identifier in the header of a serialised ``<record>``, None if it has none."""
+    if not xml:
+        return None
+    record = etree.fromstring(xml.encode("utf-8"), safe_parser("utf-8"))
+    identifier = record.findtext(f"{oai('header')}/{oai('identifier')}")
+    return identifier.strip() if identifier and identifier.strip() else None
+
+
 def metadata_element(xml: str) -> etree._Element | None:
     """The first element inside ``<metadata>`` of a serialised ``<record>``, standalone."""
     if not xml:

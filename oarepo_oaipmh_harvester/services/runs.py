@@ -25,7 +25,12 @@ from marshmallow import ValidationError, validate, validates_schema
 from marshmallow import fields as ma_fields
 
 from ..arguments import ADMINISTRATOR_ARGUMENTS, RunArgumentsSchema
-from ..harvest.assembly import current_settings, progress_listener, run_harvest
+from ..harvest.assembly import (
+    PurgeNotConfirmed,
+    current_settings,
+    progress_listener,
+    run_harvest,
+)
 from ..harvest.interrupted import close_interrupted_runs, grace_for
 from ..harvest.lock import HarvesterBusy, holder_of
 from ..harvest.preview import PreviewReport
@@ -122,6 +127,8 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             self.get_harvester(identity, harvester_id, "run")  # 404/403 before a 400
             raise HarvesterValidationError(flatten_messages(error.messages)) from None
         self.get_harvester(identity, harvester_id, _action_of(request))
+        if request.get("purge") and request.get("confirm") != harvester_id:
+            raise HarvesterValidationError({"confirm": [str(PurgeNotConfirmed(harvester_id))]})
         job = self.ensure_job(identity, harvester_id)
         active = active_run(harvester_id)
         if active is not None and holder_of(harvester_id, db.engine) is None:
@@ -270,6 +277,8 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             self.get_harvester(identity, harvester_id, "run")
             raise HarvesterValidationError(flatten_messages(error.messages)) from None
         self.get_harvester(identity, harvester_id, _action_of(loaded))
+        if loaded.get("purge") and loaded.get("confirm") != harvester_id:
+            raise HarvesterValidationError({"confirm": [str(PurgeNotConfirmed(harvester_id))]})
         since, identifiers = loaded.get("since"), loaded.get("identifiers")
         job = self.ensure_job(identity, harvester_id)
         source = since_source_of(since, SinceSource.WATERMARK)

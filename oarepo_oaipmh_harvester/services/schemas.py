@@ -264,7 +264,6 @@ def community_problem(community: str, *, is_drafts: bool) -> str | None:
         return "Only a draft-enabled target (InvenioRDM) can include records in a community."
     try:
         from invenio_communities.proxies import current_communities
-        from invenio_rdm_records.proxies import current_rdm_records  # noqa: F401
     except ImportError:
         return "Communities need InvenioRDM (pip install oarepo-oaipmh-harvester[rdm])."
     from invenio_pidstore.errors import PIDDoesNotExistError

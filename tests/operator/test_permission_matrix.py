@@ -54,6 +54,14 @@ MATRIX = [
     ("POST", f"{H}/b/run", ONE, (403, 403, 404, 202)),
     ("POST", f"{R}/a/oai:a:1/reharvest", None, (403, 403, 202, 202)),
     ("POST", f"{R}/b/oai:b:1/reharvest", None, (403, 403, 404, 202)),
+    # Previews change nothing: managers may preview their harvesters. Repairs are for
+    # administrators; a purge needs the harvester's id typed in confirm.
+    ("POST", f"{H}/a/preview", ONE, (403, 403, 200, 200)),
+    ("POST", f"{H}/b/preview", ONE, (403, 403, 404, 200)),
+    ("POST", f"{H}/a/run", {"rewrite": True}, (403, 403, 403, 202)),
+    ("POST", f"{H}/a/run", {"retry_errors": True}, (403, 403, 403, 202)),
+    ("POST", f"{H}/a/purge", {"confirm": "b"}, (403, 403, 403, 400)),
+    ("POST", f"{H}/b/purge", {"confirm": "b"}, (403, 403, 404, 202)),
     ("DELETE", f"{H}/a", None, (403, 403, 403, 204)),
     ("DELETE", f"{H}/b", None, (403, 403, 404, 204)),
     ("DELETE", f"{H}/missing", None, (403, 403, 404, 404)),

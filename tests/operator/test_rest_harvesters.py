@@ -76,6 +76,8 @@ def test_read_shows_configuration_job_last_run_and_links(as_admin, harvesters, p
     assert data["links"] == {
         "self": "https://repo.example.org/api/oai-harvest/harvesters/a",
         "run": "https://repo.example.org/api/oai-harvest/harvesters/a/run",
+        "preview": "https://repo.example.org/api/oai-harvest/harvesters/a/preview",
+        "purge": "https://repo.example.org/api/oai-harvest/harvesters/a/purge",
         "runs": "https://repo.example.org/api/oai-harvest/harvesters/a/runs",
         "records": "https://repo.example.org/api/oai-harvest/records?harvester=a",
         "self_html": "https://repo.example.org/administration/oai-harvesters/a",

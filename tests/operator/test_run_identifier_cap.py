@@ -104,3 +104,23 @@ def test_the_cap_holds_for_the_command_line(app, harvesters, provider, set_confi
     assert result.exit_code != 0 and isinstance(result.exception, SystemExit)
     assert "identifiers: At most 3 " + TOO_MANY + "; 4 were given" in result.output
     assert run_count() == before and provider.requests_for("GetRecord") == []
+
+
+def test_the_cap_holds_for_custom_arguments_typed_past_the_form(
+    as_admin, harvesters, provider, set_config
+):
+    """invenio-jobs hands a run's "custom args" (JSON) to the task without its schema."""
+    import json
+
+    set_config(OAI_HARVESTER_MAX_RUN_IDENTIFIERS=3)
+    job = db.session.query(Job).filter_by(task="harvest_oaipmh_records_a").one()
+    res = as_admin.post(
+        f"/api/jobs/{job.id}/runs",
+        json={
+            "title": "Four records, typed as custom args",
+            "args": {"job_arg_schema": "OAIHarvestArgsSchema"},
+            "custom_args": json.dumps({"identifiers": identifiers(4)}),
+        },
+    )
+    assert res.status_code == 400 and TOO_MANY in str(res.json["errors"])
+    assert provider.requests_for("GetRecord") == []

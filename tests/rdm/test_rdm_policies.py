@@ -319,6 +319,13 @@ def test_a_doi_held_by_another_record_fails_naming_the_holder_then_take_over(rdm
     assert taken["metadata"]["title"] == corpus.get(identifier).metadata["title"][0]
     assert taken["pids"]["doi"]["identifier"] == DOI
     assert f"Took over local record {holder}" in summary.message()
+    assert tracking()[identifier].adopted
+
+    purged = run_harvest("test", purge=True, confirm="test")  # it never created the holder
+
+    assert purged.counts.deleted == 5
+    assert "1 local records that the harvester took over" in purged.message()
+    assert rdm.read(system_identity, holder).data["metadata"]["title"] == taken["metadata"]["title"]
 
 
 def test_a_doi_change_onto_another_records_doi_is_refused(rdm, provider, corpus):

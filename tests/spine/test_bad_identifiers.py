@@ -28,6 +28,10 @@ def test_an_identifier_too_long_for_the_table_is_harvested_under_a_shortened_key
     # A rerun recognises it as unchanged (the key is stable), and the watermark moves on.
     again = run_harvest("test", full=True)
     assert again.succeeded and again.counts.unchanged == 51 and again.counts.created == 0
+    # Asked for again by its key (re-harvest, retries), the provider gets the whole identifier.
+    one = run_harvest("test", identifiers=[key])
+    assert one.succeeded and one.counts.unchanged == 1
+    assert provider.requests_for("GetRecord")[-1]["identifier"] == LONG
 
 
 def test_records_without_identifier_are_never_written_and_the_rest_is(

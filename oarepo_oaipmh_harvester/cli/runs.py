@@ -1,4 +1,5 @@
-"""`invenio oai ...`: a thin shell over the harvester service, for scripts and operators."""
+"""`invenio oai harvest` (harvests, repairs, previews), `invenio oai harvester purge` and
+`invenio oai records`: runs in this process, recorded as runs of the harvester's job."""
 
 from __future__ import annotations
 
@@ -12,225 +13,13 @@ import click
 from flask.cli import with_appcontext
 from invenio_access.permissions import system_identity
 
-from .harvest.results import HarvestProgress, RunOutcome
-from .harvest.targets.options import POLICY_FIELDS
-from .proxies import current_harvest_runs_service, current_harvester_service
-from .services.errors import HarvesterServiceError
-
-
-def _fail(message: str) -> None:
-    raise click.ClickException(message)
-
+from ..harvest.results import HarvestProgress, RunOutcome
+from ..proxies import current_harvest_runs_service, current_harvester_service
+from ..services.errors import HarvesterServiceError
+from .groups import echo_json, fail, harvester, oai
 
 FAILURES_PRINTED = 10
 """Failed identifiers a command-line harvest prints (the records command lists them all)."""
-
-HARVESTER_FIELDS = (
-    "id", "name", "comment", "base_url", "metadata_prefix", "setspecs", "target", "transformer",
-    "batch_size", "request_delay", "harvest_managers", "owner", "community", "target_adapter",
-    "local_drafts", "invalid_drafts", "doi_conflicts", "watermark", "created", "updated",
-)  # fmt: skip
-
-
-def _harvester_dict(harvester: Any) -> dict[str, Any]:
-    """What `harvester list` prints of a harvester item: its stored fields, as the API dumps them."""
-    data = harvester.data
-    return {name: data.get(name) for name in HARVESTER_FIELDS}
-
-
-def _echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
-
-
-@click.group()
-def oai() -> None:
-    """OAI-PMH harvesting."""
-
-
-@oai.group()
-def harvester() -> None:
-    """Register, change and remove harvesters."""
-
-
-def _harvester_options(required: bool):
-    def decorate(command):
-        options = [
-            click.option("--name", required=required, help="Human-readable name."),
-            click.option("--base-url", required=required, help="OAI-PMH endpoint (http/https)."),
-            click.option("--metadata-prefix", required=required, help="e.g. oai_dc"),
-            click.option(
-                "--set", "setspecs", multiple=True, help="Set spec; repeat for several sets."
-            ),
-            click.option("--target", required=required, help="Service id of the target."),
-            click.option("--transformer", help="Transformer name (default from config)."),
-            click.option("--batch-size", type=int, help="Records per database commit."),
-            click.option(
-                "--request-delay", type=float, help="Seconds between two requests (politeness)."
-            ),
-            click.option("--comment", help="Free text for operators."),
-            click.option(
-                "--manager",
-                "harvest_managers",
-                type=int,
-                multiple=True,
-                help="Harvest manager user id; repeat.",
-            ),
-            click.option(
-                "--owner",
-                help="User (id or e-mail) who owns the harvested records; default: the system.",
-            ),
-            click.option(
-                "--community", help="Community (slug or id) that new records join (InvenioRDM)."
-            ),
-            *(
-                click.option(
-                    f"--{name.replace('_', '-')}",
-                    name,
-                    type=click.Choice([member.value for member in choices]),
-                    help=POLICY_HELP[name],
-                )
-                for name, choices in POLICY_FIELDS.items()
-            ),
-        ]
-        for option in reversed(options):
-            command = option(command)
-        return command
-
-    return decorate
-
-
-POLICY_HELP = {
-    "target_adapter": "How records are written: auto (from the service), records, drafts.",
-    "local_drafts": "A local user's open draft of a harvested record: harvest-wins or local-wins.",
-    "invalid_drafts": "The draft of a new record the target refuses: discard or keep (for a curator).",
-    "doi_conflicts": "A harvested DOI held by another local record: fail or take-over.",
-}
-
-
-def _collect(values: dict[str, Any]) -> dict[str, Any]:
-    data = {k: v for k, v in values.items() if v is not None and v != ()}
-    for key in ("setspecs", "harvest_managers"):
-        if key in data:
-            data[key] = list(data[key])
-    return data
-
-
-_no_check_option = click.option(
-    "--no-check",
-    "no_check",
-    is_flag=True,
-    help="Do not ask the provider first (Identify, metadata formats, sets).",
-)
-
-
-@harvester.command("create")
-@click.option("--id", "harvester_id", required=True, help="Short slug, e.g. 'zenodo'.")
-@_harvester_options(required=True)
-@_no_check_option
-@with_appcontext
-def create_harvester(harvester_id: str, no_check: bool, **values: Any) -> None:
-    """Register a new harvester."""
-    try:
-        created = current_harvester_service.create(
-            system_identity,
-            {"id": harvester_id, **_collect(values)},
-            check=False if no_check else None,
-        )
-    except HarvesterServiceError as error:
-        _fail(str(error))
-    click.echo(f"Created harvester {created.id}.")
-
-
-@harvester.command("update")
-@click.argument("harvester_id")
-@_harvester_options(required=False)
-@click.option("--clear-sets", is_flag=True, help="Harvest the whole repository (no set).")
-@_no_check_option
-@with_appcontext
-def update_harvester(harvester_id: str, clear_sets: bool, no_check: bool, **values: Any) -> None:
-    """Change a harvester; options left out keep their value."""
-    data = _collect(values)
-    if clear_sets:
-        data["setspecs"] = []
-    try:
-        current_harvester_service.update(
-            system_identity, harvester_id, data, check=False if no_check else None
-        )
-    except HarvesterServiceError as error:
-        _fail(str(error))
-    click.echo(f"Updated harvester {harvester_id}.")
-
-
-@harvester.command("delete")
-@click.argument("harvester_id")
-@with_appcontext
-def delete_harvester(harvester_id: str) -> None:
-    """Remove a harvester, its tracking rows and its jobs (local records stay)."""
-    try:
-        current_harvester_service.delete(system_identity, harvester_id)
-    except HarvesterServiceError as error:
-        _fail(str(error))
-    click.echo(f"Deleted harvester {harvester_id}.")
-
-
-@harvester.command("load")
-@click.argument("path", required=False, type=click.Path(dir_okay=False))
-@_no_check_option
-@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
-@with_appcontext
-def load_harvesters(path: str | None, no_check: bool, as_json: bool) -> None:
-    """Create and update harvesters from a YAML file.
-
-    PATH defaults to <instance>/app_data/oai_harvesters.yaml. Missing harvesters are created,
-    existing ones updated; an entry that fails is reported and the others are still loaded.
-    """
-    from .fixtures import FixtureFileError, default_fixtures_path
-    from .fixtures import load_harvesters as load
-
-    source = path or str(default_fixtures_path())
-    try:
-        result = load(source, check=False if no_check else None)
-    except FixtureFileError as error:
-        _fail(str(error))
-    if as_json:
-        _echo_json(
-            {
-                "created": result.created,
-                "updated": result.updated,
-                "unchanged": result.unchanged,
-                "errors": result.errors,
-            }
-        )
-    else:
-        click.echo(
-            f"{source}: created {len(result.created)}, updated {len(result.updated)}, "
-            f"unchanged {len(result.unchanged)}, failed {len(result.errors)}"
-        )
-        for harvester_id in result.created:
-            click.echo(f"  created {harvester_id}")
-        for harvester_id in result.updated:
-            click.echo(f"  updated {harvester_id}")
-    for error in result.errors:
-        click.echo(f"Error: {error}", err=True)
-    if not result.ok:
-        sys.exit(1)
-
-
-@harvester.command("list")
-@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
-@with_appcontext
-def list_harvesters(as_json: bool) -> None:
-    """List the registered harvesters."""
-    harvesters = current_harvester_service.list(system_identity)
-    if as_json:
-        _echo_json([_harvester_dict(h) for h in harvesters])
-        return
-    for item in harvesters:
-        h = item.data
-        sets = ",".join(h.get("setspecs") or []) or "-"
-        click.echo(
-            f"{h['id']}\t{h['base_url']}\t{h['metadata_prefix']}\tsets={sets}\t-> {h['target']}"
-        )
 
 
 class _ProgressPrinter:
@@ -332,7 +121,7 @@ def harvest(
         _preview(harvester_id, {**arguments, "limit": limit}, as_json)
         return
     if limit is not None or as_json:
-        _fail("--limit and --json go with --dry-run.")
+        fail("--limit and --json go with --dry-run.")
     _harvest_here(harvester_id, arguments)
 
 
@@ -340,9 +129,9 @@ def _preview(harvester_id: str, arguments: dict[str, Any], as_json: bool) -> Non
     try:
         report = current_harvest_runs_service.preview(system_identity, harvester_id, arguments)
     except HarvesterServiceError as error:
-        _fail(str(error))
+        fail(str(error))
     if as_json:
-        _echo_json(report)
+        echo_json(report)
         return
     counts = report["counts"]
     click.echo(
@@ -383,7 +172,7 @@ def _harvest_here(harvester_id: str, arguments: dict[str, Any], title: str | Non
             **({"title": title} if title else {}),
         )
     except HarvesterServiceError as error:
-        _fail(str(error))
+        fail(str(error))
     elapsed = (datetime.now(UTC) - started).total_seconds()
     printer.finish()
     counts = printer.last.counts if printer.last else None
@@ -440,7 +229,7 @@ def records(harvester_id: str, as_json: bool, errors_only: bool) -> None:
             system_identity, harvester_id, errors_only=errors_only
         )
     except HarvesterServiceError as error:
-        _fail(str(error))
+        fail(str(error))
     data = [
         {
             "oai_identifier": row.oai_identifier,
@@ -453,7 +242,7 @@ def records(harvester_id: str, as_json: bool, errors_only: bool) -> None:
         for row in rows
     ]
     if as_json:
-        _echo_json(data)
+        echo_json(data)
         return
     for item in data:
         state = "deleted" if item["deleted"] else (item["local_pid"] or "-")

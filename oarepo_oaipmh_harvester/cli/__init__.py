@@ -1,0 +1,12 @@
+"""`invenio oai ...`: a thin shell over the harvester services, for scripts and operators.
+
+``harvesters`` registers, changes and removes harvesters (and purges their records); ``runs``
+starts harvests, repairs and previews in this process and lists what a harvester tracks.
+"""
+
+from __future__ import annotations
+
+from . import harvesters, runs  # noqa: F401 - the commands register themselves
+from .groups import oai
+
+__all__ = ["oai"]
