@@ -302,13 +302,15 @@ class Vocabularies:
         if key not in self._entries:
             from invenio_access.permissions import system_identity
             from invenio_pidstore.errors import PIDDoesNotExistError
+            from sqlalchemy.exc import NoResultFound
 
             result: dict[str, Any] | None = None
             if self.has_type(vocabulary):
                 read_id = id_ if vocabulary in CONTRIB_VOCABULARIES else (vocabulary, id_)
                 try:
                     result = self._service(vocabulary).read(system_identity, read_id).to_dict()
-                except PIDDoesNotExistError:
+                # A contributed vocabulary's model pid answers an unknown id with NoResultFound.
+                except (PIDDoesNotExistError, NoResultFound):
                     result = None
             self._entries[key] = result
         return self._entries[key]

@@ -50,11 +50,7 @@ RELATION_TYPES = ("isrelatedto", "other")  # relation types tried for dc:relatio
 
 # -- the transformer --------------------------------------------------------------------------
 class DublinCoreRDMTransformer(RDMTransformer):
-    """An ``oai_dc`` record as the data of a metadata-only InvenioRDM record.
-
-    ``last_warnings`` lists what the last ``transform`` could not map (a value is given up,
-    never the record). One instance serves one run: the registry makes a new one per writer.
-    """
+    """An ``oai_dc`` record as the data of a metadata-only InvenioRDM record."""
 
     name = "oai_dc_rdm"
 
