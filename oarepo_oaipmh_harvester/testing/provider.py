@@ -20,6 +20,7 @@ import threading
 import time
 import traceback
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -117,6 +118,16 @@ class ProviderQuirks:
     (a day earlier, titled "Older version"), as a provider serving from a lagging replica does."""
 
 
+@dataclass(frozen=True)
+class ServedFormat:
+    """A metadata format rendered from each corpus record by the test that serves it."""
+
+    schema: str
+    namespace: str
+    render: Callable[[CorpusRecord], str]
+    """The XML text of the one element inside ``<metadata>`` of a live record."""
+
+
 class OAIError(Exception):
     """An OAI-PMH protocol error, answered as `<error code="...">` with HTTP 200."""
 
@@ -165,6 +176,7 @@ class OAIPMHProvider:
         granularity: str = "seconds",
         deleted_record: str = "persistent",
         metadata_prefixes: tuple[str, ...] = ("oai_dc",),
+        formats: Mapping[str, ServedFormat] | None = None,
         repository_name: str = "Test provider",
         admin_email: str = "admin@example.org",
         path: str = "/oai",
@@ -179,7 +191,10 @@ class OAIPMHProvider:
         self.page_size = page_size
         self.granularity = granularity
         self.deleted_record = deleted_record
-        self.metadata_prefixes = tuple(metadata_prefixes)
+        # `formats`: prefixes served by the test's own renderer (e.g. oai_datacite documents),
+        # offered after `metadata_prefixes`.
+        self.formats = dict(formats or {})
+        self.metadata_prefixes = tuple(dict.fromkeys((*metadata_prefixes, *self.formats)))
         self.repository_name = repository_name
         self.admin_email = admin_email
         self.path = path if path.startswith("/") else "/" + path
@@ -566,6 +581,8 @@ class OAIPMHProvider:
     def _format_info(self, prefix: str) -> tuple[str, str]:
         if prefix == "oai_dc":
             return OAI_DC_SCHEMA, OAI_DC_NS
+        if prefix in self.formats:
+            return self.formats[prefix].schema, self.formats[prefix].namespace
         name = quote(prefix, safe="")
         return f"http://example.org/schemas/{name}.xsd", f"http://example.org/schemas/{name}/"
 
@@ -600,6 +617,8 @@ class OAIPMHProvider:
                         value = _inject_control_characters(value)
                     parts.append(f"<dc:{element}>{escape(value)}</dc:{element}>")
             parts.append(_DC_END)
+        elif prefix in self.formats:
+            parts.append(f"<metadata>{self.formats[prefix].render(record)}</metadata>")
         else:
             # Any other format: the same fields as plain elements in a dummy namespace.
             namespace = self._format_info(prefix)[1]

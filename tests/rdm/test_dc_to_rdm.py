@@ -15,8 +15,7 @@ from invenio_db import db
 from lxml import etree
 
 from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
-from oarepo_oaipmh_harvester.harvest.rdm_dublin_core import (
-    DublinCoreRDMTransformer,
+from oarepo_oaipmh_harvester.harvest.rdm_common import (
     bibliographic_to_terminology,
     comparable_url,
     doi_of,
@@ -25,6 +24,7 @@ from oarepo_oaipmh_harvester.harvest.rdm_dublin_core import (
     level0_date,
     person_or_org,
 )
+from oarepo_oaipmh_harvester.harvest.rdm_dublin_core import DublinCoreRDMTransformer
 from oarepo_oaipmh_harvester.harvest.transformers import (
     DC_NAMESPACE,
     TransformError,
