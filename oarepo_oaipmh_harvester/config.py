@@ -7,7 +7,9 @@ OAI_HARVESTER_DEFAULT_TRANSFORMER = "oai_dc"
 """Transformer used when a harvester names none."""
 
 OAI_HARVESTER_TRANSFORMERS = {}
-"""Extra transformers, ``{name: "module:Class"}`` or ``{name: class}``; they win over entry points."""
+"""Extra transformers, ``{name: "module:Class"}`` or ``{name: class}``, a transformer with
+options ``{name: {"transformer": ..., "options": {...}}}`` or a chain ``{name: {"chain": [...]}}``
+(README, "Options and chains"); they win over entry points."""
 
 OAI_HARVESTER_REQUEST_TIMEOUT = (10.0, 120.0)
 """Connect and read timeout of each OAI-PMH request, in seconds."""
