@@ -296,7 +296,6 @@ class RepairRuns:
         if self.preview is None:
             yield from records
             return
-        self._seen = set()
         for record in records:
             if self.preview.room() <= 0:
                 self.preview.stopped_early = True

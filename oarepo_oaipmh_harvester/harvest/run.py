@@ -23,6 +23,7 @@ from invenio_jobs.models import Run
 
 from ..models import OAIHarvester
 from ..protocol.records import OAIRecord
+from .changes import tracking_key
 from .counts import WriteCounts
 from .fanout import BatchDispatcher
 from .lock import RunLock
@@ -98,6 +99,8 @@ class HarvestRun(RepairRuns):
         self.dispatcher = None if preview is not None else dispatcher
         self.preview = preview
         self.writer.preview = preview
+        self._seen: set[str] = set()
+        """Identifiers a preview saw (it stamps no tracking row), for its reconciliation."""
         self._stream: Any = None
         self._written = 0
         self._analyze_at = ANALYZE_FIRST_AFTER
@@ -240,7 +243,11 @@ class HarvestRun(RepairRuns):
                 self.metadata_prefix, set_spec=scope.set_spec, **window.arguments()
             )
             for headers in batched(self._stream, self.batch_size):
-                self.writer.tracking.mark_seen([h.identifier for h in headers if not h.deleted])
+                live = [h.identifier for h in headers if not h.deleted]
+                if self.preview is None:
+                    self.writer.tracking.mark_seen(live)
+                else:
+                    self._seen.update(tracking_key(identifier) for identifier in live if identifier)
                 for header in headers:
                     if header.deleted:
                         yield OAIRecord(
@@ -323,6 +330,8 @@ class HarvestRun(RepairRuns):
 
     def _keep_statistics_fresh(self, written: int) -> None:
         """Refresh the tracking table's statistics each time this run has doubled its writes."""
+        if self.preview is not None:
+            return  # a preview wrote nothing
         self._written += written
         if self._written >= self._analyze_at:
             self.writer.tracking.refresh_statistics()

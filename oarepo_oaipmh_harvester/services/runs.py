@@ -261,14 +261,16 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         *,
         progress: ProgressCallback | None = None,
         title: str = "Command-line harvest",
+        **more_arguments: Any,
     ) -> Run:
         """Run a harvest now, in this process, recorded as a run of the harvester's job.
 
-        `arguments` are the run arguments (`RunArgumentsSchema`), checked as those of every
-        other way to start a run. Without `since` or `full` it continues from the stored
-        watermark. Batches are written here too, whatever OAI_HARVESTER_WRITE_MODE says.
+        `arguments` (and keyword arguments) are the run arguments (`RunArgumentsSchema`),
+        checked as those of every other way to start a run. Without `since` or `full` it
+        continues from the stored watermark. Batches are written here too, whatever
+        OAI_HARVESTER_WRITE_MODE says.
         """
-        raw = dict(arguments or {})
+        raw = {**(arguments or {}), **more_arguments}
         if isinstance(raw.get("since"), datetime):
             raw["since"] = raw["since"].isoformat()
         try:

@@ -342,3 +342,28 @@ def test_purge_and_forget(harvested, corpus):
 
     assert summary.counts.deleted == 50 and tracking() == {}
     assert "Forgot 50 tracked records" in summary.message()
+
+
+def test_a_dry_run_predicts_a_reconciliation_and_stamps_nothing(
+    app, db, clean_index, corpus, sample_service
+):
+    from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
+
+    with OAIPMHProvider(corpus, page_size=7, deleted_record="no") as provider:
+        make_harvester(provider.base_url, transformer="switchable")
+        run_harvest("test")
+        corpus.purge(sorted(corpus.live_identifiers())[0])  # gone, without a tombstone
+        corpus.advance_clock(hours=1)
+        before = snapshot()
+
+        full = current_harvest_runs_service.preview(
+            system_identity, "test", {"full": True, "limit": 1000}
+        )
+        headers = current_harvest_runs_service.preview(
+            system_identity, "test", {"reconcile_only": True, "limit": 1000}
+        )
+
+        assert snapshot() == before
+        assert full["predicted_reconciliation"] == 1 == headers["predicted_reconciliation"]
+        assert full["counts"]["unchanged"] == 49
+        assert run_harvest("test", full=True).counts.deleted == 1
