@@ -12,20 +12,19 @@ pytest.importorskip("invenio_rdm_records")
 from factories import make_harvester
 from invenio_access.permissions import system_identity
 from invenio_db import db
-from invenio_rdm_records.records.api import RDMDraft, RDMRecord
+from invenio_rdm_records.records.api import RDMRecord
 from invenio_rdm_records.services.errors import RecordDeletedException
 from invenio_search.proxies import current_search
 
 from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.targets import AdapterKind, RecordsServiceTarget, adapter_for
 from oarepo_oaipmh_harvester.harvest.targets.options import TargetOptions
-from oarepo_oaipmh_harvester.harvest.window import SinceSource
-from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord
 from oarepo_oaipmh_harvester.proxies import current_harvester_service
 from oarepo_oaipmh_harvester.services.errors import HarvesterValidationError
 
 from .conftest import RDM_TARGET
+from .helpers import harvest_again, open_drafts, tracking
 from .transform import MinimalRDMTransformer
 
 TRANSFORMER = "rdm_minimal_doi"
@@ -91,28 +90,12 @@ def community(app, db, owner, rdm):
 
 
 # -- helpers -----------------------------------------------------------------------------------
-def tracking() -> dict[str, OAIHarvestedRecord]:
-    db.session.expire_all()
-    rows = db.session.scalars(
-        db.select(OAIHarvestedRecord).where(OAIHarvestedRecord.harvester_id == "test")
-    )
-    return {row.oai_identifier: row for row in rows}
-
-
-def open_drafts() -> int:
-    model = RDMDraft.model_cls
-    return db.session.query(model).filter(model.is_deleted.is_(False)).count()
 
 
 def harvester(provider, **options: Any):
     return make_harvester(
         provider.base_url, target=RDM_TARGET, transformer=TRANSFORMER, batch_size=4, **options
     )
-
-
-def harvest_again(corpus):
-    corpus.advance_clock(hours=1)
-    return run_harvest("test", since_source=SinceSource.WATERMARK)
 
 
 def edit_at_source(corpus, oai_identifier: str, **metadata: list[str]) -> None:

@@ -8,15 +8,14 @@ pytest.importorskip("invenio_rdm_records")
 
 from factories import make_harvester
 from invenio_access.permissions import system_identity
-from invenio_db import db
 from invenio_rdm_records.services.errors import RecordDeletedException
 
 from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
-from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
 from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
 
 from .conftest import RDM_TARGET, TRANSFORMER
+from .helpers import tracking
 from .transform import MinimalRDMTransformer
 
 
@@ -38,14 +37,6 @@ def app_config(app_config):
         "described": DescribedTransformer,
     }
     return app_config
-
-
-def tracking() -> dict[str, OAIHarvestedRecord]:
-    db.session.expire_all()
-    rows = db.session.scalars(
-        db.select(OAIHarvestedRecord).where(OAIHarvestedRecord.harvester_id == "test")
-    )
-    return {row.oai_identifier: row for row in rows}
 
 
 def revisions(rdm) -> dict[str, int]:
@@ -107,6 +98,7 @@ def test_purge_leaves_tombstones_and_a_harvest_restores_them_under_their_pids(
 
     assert again.succeeded and (again.counts.updated, again.counts.created) == (6, 0)
     for identifier, pid in pids.items():
-        assert rdm.read(system_identity, pid).data["metadata"]["title"] == (
-            corpus.get(identifier).metadata["title"][0]
+        assert (
+            rdm.read(system_identity, pid).data["metadata"]["title"]
+            == (corpus.get(identifier).metadata["title"][0])
         )

@@ -9,11 +9,8 @@ pytest.importorskip("invenio_rdm_records")
 from factories import make_harvester
 from invenio_access.permissions import system_identity
 from invenio_db import db
-from invenio_rdm_records.records.api import RDMDraft, RDMRecord
 from invenio_rdm_records.services.errors import RecordDeletedException
 from invenio_records_resources.proxies import current_service_registry
-from invenio_search.proxies import current_search, current_search_client
-from invenio_search.utils import build_alias_name
 from lxml import etree
 
 from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
@@ -21,48 +18,16 @@ from oarepo_oaipmh_harvester.harvest.targets import RecordsServiceTarget, adapte
 from oarepo_oaipmh_harvester.harvest.targets.drafts import DraftsServiceTarget, LocalDraftOpen
 from oarepo_oaipmh_harvester.harvest.targets.options import LocalDraftPolicy, TargetOptions
 from oarepo_oaipmh_harvester.harvest.unit_of_work import BulkIndexingUnitOfWork
-from oarepo_oaipmh_harvester.harvest.window import SinceSource
 from oarepo_oaipmh_harvester.harvest.writer import RecordWriter
-from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord
 
 from .conftest import RDM_TARGET, TRANSFORMER
+from .helpers import harvest_again, open_drafts, published_titles, tracking
 from .transform import MinimalRDMTransformer
-
-
-def tracking() -> dict[str, OAIHarvestedRecord]:
-    db.session.expire_all()
-    rows = db.session.scalars(
-        db.select(OAIHarvestedRecord).where(OAIHarvestedRecord.harvester_id == "test")
-    )
-    return {row.oai_identifier: row for row in rows}
-
-
-def published_titles(service) -> dict[str, str]:
-    """pid -> title of every published record the search finds."""
-    current_search.flush_and_refresh(RDMRecord.index._name)
-    result = service.search(system_identity, size=100)
-    return {hit["id"]: hit["metadata"]["title"] for hit in result.hits}
-
-
-def open_drafts() -> int:
-    """Drafts in the database that are not soft-deleted (publishing soft-deletes ours), and
-    the same count in the drafts index (a published draft's document is removed)."""
-    model = RDMDraft.model_cls
-    in_database = db.session.query(model).filter(model.is_deleted.is_(False)).count()
-    current_search.flush_and_refresh(RDMDraft.index._name)
-    indexed = current_search_client.count(index=build_alias_name(RDMDraft.index._name))["count"]
-    assert indexed == in_database
-    return in_database
 
 
 def harvest_into_rdm(provider) -> None:
     make_harvester(provider.base_url, target=RDM_TARGET, transformer=TRANSFORMER, batch_size=4)
-
-
-def harvest_again(corpus):
-    corpus.advance_clock(hours=1)
-    return run_harvest("test", since_source=SinceSource.WATERMARK)
 
 
 def test_adapter_is_chosen_from_the_service(rdm):

@@ -32,7 +32,9 @@ def _lock_holders(harvester_id: str) -> list[int]:
             connection.execute(
                 sa.text(
                     "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 "
-                    "AND ((classid::bigint << 32) | objid::bigint) = :key"
+                    "AND ((classid::bigint << 32) | objid::bigint) = :key "
+                    # Other suites on the same server hold locks for their harvester "test".
+                    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
                 ),
                 {"key": lock_key(harvester_id)},
             ).scalars()
