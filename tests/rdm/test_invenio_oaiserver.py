@@ -1,0 +1,268 @@
+"""The harvester against invenio-oaiserver itself, the OAI-PMH server of InvenioRDM and Zenodo.
+
+The source is a real InvenioRDM instance in a process of its own (``oaiserver_source.py``);
+tests/spine/test_invenio_provider_habits.py imitates the same habits with our own provider.
+Where the target does not matter the records go into the sample service; where it does, into
+the RDM records service of the test app.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+pytest.importorskip("invenio_rdm_records")
+
+import requests
+from factories import make_harvester, wait_until
+from invenio_access.permissions import system_identity
+from invenio_db import db
+from invenio_rdm_records.services.errors import RecordDeletedException
+
+from oarepo_oaipmh_harvester.harvest.assembly import build_client, run_harvest
+from oarepo_oaipmh_harvester.harvest.rdm_dublin_core import DublinCoreRDMTransformer
+from oarepo_oaipmh_harvester.harvest.results import RunOutcome
+from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
+from oarepo_oaipmh_harvester.protocol.datestamps import Granularity
+
+from .conftest import RDM_TARGET
+from .oaiserver_source import OAIServerSource
+
+TOKEN_LIFETIME = 2
+"""Seconds a resumption token of the source lives in the token tests (invenio's default: 60)."""
+
+
+@pytest.fixture(scope="module")
+def app_config(app_config):
+    """The oai_dc_rdm transformer by configuration (a venv's entry points may be another
+    worktree's)."""
+    app_config["OAI_HARVESTER_TRANSFORMERS"] = {
+        **app_config["OAI_HARVESTER_TRANSFORMERS"],
+        "oai_dc_rdm": DublinCoreRDMTransformer,
+    }
+    return app_config
+
+
+# -- helpers -----------------------------------------------------------------------------------
+def record_data(title: str, resource_type: str = "dataset") -> dict[str, Any]:
+    return {
+        "access": {"record": "public", "files": "public"},
+        "files": {"enabled": False},
+        "metadata": {
+            "resource_type": {"id": resource_type},
+            "title": title,
+            "publication_date": "2024-05-17",
+            "creators": [
+                {"person_or_org": {"type": "personal", "family_name": "Novák", "given_name": "Jan"}}
+            ],
+        },
+    }
+
+
+def publish(source: OAIServerSource, titles: list[str], **kwargs: Any) -> list[dict[str, Any]]:
+    return [source.publish(record_data(title, **kwargs)) for title in titles]
+
+
+def second_of(updated: str) -> datetime:
+    return datetime.fromisoformat(updated).astimezone(UTC).replace(microsecond=0)
+
+
+def wait_for_the_next_second(records: list[dict[str, Any]]) -> None:
+    """Until the clock has left the second of the latest change at the source.
+
+    invenio-oaiserver's datestamps and responseDate have seconds; a run's window ends at the
+    responseDate of its Identify (`until` is inclusive, to the second), so a change made in
+    the same second as that Identify falls into the next run's window, not into this one's.
+    """
+    latest = max(second_of(record["updated"]) for record in records)
+    wait_until(
+        lambda: datetime.now(UTC).replace(microsecond=0) > latest,
+        timeout=3,
+        message=f"the clock to pass {latest.isoformat()}",
+    )
+
+
+def tracking() -> dict[str, OAIHarvestedRecord]:
+    db.session.expire_all()
+    rows = db.session.scalars(
+        db.select(OAIHarvestedRecord).where(OAIHarvestedRecord.harvester_id == "test")
+    )
+    return {row.oai_identifier: row for row in rows}
+
+
+def local_titles(service) -> dict[str, str]:
+    """OAI identifier -> the first title of the local record harvested from it."""
+    titles = {}
+    for identifier, row in tracking().items():
+        if row.local_pid and not row.deleted:
+            titles[identifier] = service.read(system_identity, row.local_pid).data["metadata"][
+                "title"
+            ][0]
+    return titles
+
+
+def titles_at(records: list[dict[str, Any]]) -> dict[str, str]:
+    return {record["oai"]: record["record"]["metadata"]["title"] for record in records}
+
+
+def list_requests(source: OAIServerSource, verb: str = "ListRecords") -> list[dict[str, Any]]:
+    return [entry for entry in source.requests() if entry["args"].get("verb") == verb]
+
+
+def first_requests(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The requests that start a list (not continuations)."""
+    return [entry for entry in entries if "resumptionToken" not in entry["args"]]
+
+
+# -- Identify ------------------------------------------------------------------------------------
+def test_identify_says_seconds_and_no_deleted_records(app, oai_source):
+    with build_client(oai_source.base_url) as client:
+        profile = client.identify()
+
+    assert profile.granularity is Granularity.SECONDS
+    assert profile.deleted_record == "no"
+    assert profile.response_date.tzinfo is not None
+    assert profile.response_date.microsecond == 0  # the provider's clock, to the second
+
+
+# -- noRecordsMatch with HTTP 422 ------------------------------------------------------------------
+def test_no_records_match_comes_with_422_and_is_an_empty_successful_window(
+    app, db, clean_index, oai_source, sample_service
+):
+    records = publish(oai_source, ["First record", "Second record", "Third record"])
+    wait_for_the_next_second(records)
+    make_harvester(oai_source.base_url)
+    assert run_harvest("test").counts.created == 3
+
+    nothing_changed = run_harvest("test")
+
+    assert nothing_changed.succeeded and nothing_changed.counts.total == 0
+    assert nothing_changed.watermark_advanced
+    last = list_requests(oai_source)[-1]
+    assert "from" in last["args"] and "until" in last["args"]
+    assert (last["status"], last["errors"]) == (422, ["noRecordsMatch"])
+    # The same question asked directly: the status is really 422, the body an OAI-PMH error.
+    answer = requests.get(oai_source.base_url, params=last["args"], timeout=10)
+    assert answer.status_code == 422
+    assert '<error code="noRecordsMatch"' in answer.text
+
+    added = publish(oai_source, ["Fourth record"])
+    wait_for_the_next_second(added)
+    next_run = run_harvest("test")
+
+    assert next_run.succeeded and (next_run.counts.created, next_run.counts.total) == (1, 1)
+    assert local_titles(sample_service) == titles_at(records + added)
+
+
+# -- badResumptionToken with HTTP 422 once a token expired ----------------------------------------
+@pytest.mark.parametrize("spool", [False, True], ids=["in-step", "spool"])
+def test_a_token_that_expires_mid_list(
+    app, db, clean_index, oai_source, sample_service, monkeypatch, spool
+):
+    oai_source.configure(page_size=2, token_lifetime=TOKEN_LIFETIME)
+    records = publish(oai_source, [f"Record number {n}" for n in range(7)])
+    wait_for_the_next_second(records)
+    make_harvester(oai_source.base_url, batch_size=2)
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_PREFETCH_BATCHES", 0)  # reading in step
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_SPOOL", spool)
+    stalls = []
+
+    def a_slow_first_batch(_progress) -> None:
+        if not stalls:
+            stalls.append(time.monotonic())
+            # Writing the first batch takes longer than the token in hand lives (its age is
+            # counted in whole seconds: it is refused once more than TOKEN_LIFETIME passed).
+            time.sleep(TOKEN_LIFETIME + 1.2)
+
+    summary = run_harvest("test", progress=a_slow_first_batch)
+
+    assert summary.succeeded and summary.counts.created == 7
+    assert local_titles(sample_service) == titles_at(records)
+    pages = list_requests(oai_source)
+    refused = [page for page in pages if page["errors"]]
+    if spool:
+        # The list was read to its end while the first batch was still being written.
+        assert refused == [] and len(first_requests(pages)) == 1
+    else:
+        assert [(page["status"], page["errors"]) for page in refused] == [
+            (422, ["badResumptionToken"])
+        ]
+        assert len(first_requests(pages)) == 2  # the window asked again from its start
+
+
+# -- the last page: no records, an empty token --------------------------------------------------------
+def test_an_exact_multiple_of_the_page_size_ends_with_an_empty_page(
+    app, db, clean_index, oai_source, sample_service
+):
+    oai_source.configure(page_size=3)
+    records = publish(oai_source, [f"Record number {n}" for n in range(6)])
+    make_harvester(oai_source.base_url)
+
+    summary = run_harvest("test")
+
+    assert summary.succeeded and summary.counts.created == 6
+    assert local_titles(sample_service) == titles_at(records)
+    pages = list_requests(oai_source)
+    assert [page["items"] for page in pages] == [3, 3, 0]
+    last = pages[-1]
+    assert last["status"] == 200 and last["token_element"] and last["token"] is None
+
+
+# -- deletedRecord=no: tombstones vanish ----------------------------------------------------------
+def test_a_tombstone_vanishes_and_only_a_full_harvest_removes_the_local_copy(rdm, oai_source):
+    from invenio_search import current_search
+
+    records = publish(oai_source, [f"Record number {n}" for n in range(5)])
+    make_harvester(oai_source.base_url, target=RDM_TARGET, transformer="oai_dc_rdm", batch_size=5)
+    assert run_harvest("test").counts.created == 5
+    gone = records[2]
+    local_pid = tracking()[gone["oai"]].local_pid
+
+    oai_source.delete(gone["id"])
+    with build_client(oai_source.base_url) as client:
+        listed = {header.identifier for header in client.list_identifiers("oai_dc")}
+    assert listed == {record["oai"] for record in records} - {gone["oai"]}
+
+    # No deleted header ever comes: an incremental run cannot know.
+    incremental = run_harvest("test")
+    assert incremental.succeeded and incremental.counts.deleted == 0
+    assert rdm.read(system_identity, local_pid).data["id"] == local_pid
+
+    full = run_harvest("test", full=True)
+
+    assert full.succeeded and full.reconciled and full.counts.deleted == 1
+    with pytest.raises(RecordDeletedException):
+        rdm.read(system_identity, local_pid)
+    row = tracking()[gone["oai"]]
+    assert row.deleted and row.local_pid == local_pid
+    current_search.flush_and_refresh("rdmrecords-records")
+    live = {hit["id"] for hit in rdm.search(system_identity, size=20).hits}
+    assert live == {tracking()[record["oai"]].local_pid for record in records if record != gone}
+
+
+# -- GetRecord of a tombstone: HTTP 500 -----------------------------------------------------------
+def test_get_record_of_a_tombstone_is_an_error_of_that_identifier(
+    app, db, clean_index, oai_source, sample_service, monkeypatch
+):
+    gone, kept = publish(oai_source, ["Going away", "Staying"])
+    make_harvester(oai_source.base_url)
+    assert run_harvest("test").counts.created == 2
+    oai_source.delete(gone["id"])
+    (added,) = publish(oai_source, ["Newly added"])
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_BACKOFF_FACTOR", 0.01)  # retried, quickly
+
+    summary = run_harvest("test", identifiers=[gone["oai"], kept["oai"], added["oai"]])
+
+    assert summary.outcome is RunOutcome.PARTIAL_SUCCESS
+    assert (summary.counts.failed, summary.counts.unchanged, summary.counts.created) == (1, 1, 1)
+    error = tracking()[gone["oai"]].errors[0]
+    assert "HTTP 500 for GetRecord" in error
+    assert local_titles(sample_service)[added["oai"]] == "Newly added"
+    asked = [
+        r for r in list_requests(oai_source, "GetRecord") if r["args"]["identifier"] == gone["oai"]
+    ]
+    assert len(asked) > 1  # retried as any 5xx, then given up
+    assert {(r["status"], r["exception"]) for r in asked} == {(500, "RecordDeletedException")}
