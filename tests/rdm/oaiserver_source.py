@@ -240,10 +240,11 @@ class OAIServerSource:
         lists from the index only), sets and the request log are cleared."""
         self.call("reset", page_size=page_size, token_lifetime=token_lifetime)
 
-    def hold_back_next_continuation(self, seconds: float) -> None:
-        """The next request with a resumptionToken is answered `seconds` late, after the
-        server has done its work (a slow page, a proxy that waits for it)."""
-        self.call("hold_back", seconds=seconds)
+    def hold_back_second_pages(self, seconds: float, lists: int = 1) -> None:
+        """In the next `lists` lists, the first continuation (page 2, asked for with the token
+        of page 1) is answered `seconds` late, after the server has done its work: a slow page,
+        or a proxy that waits for it. Its retries are answered at once."""
+        self.call("hold_back", seconds=seconds, lists=lists)
 
     def requests(self) -> list[dict[str, Any]]:
         """The OAI-PMH requests answered since the last reset: ``args``, ``status``,
@@ -406,7 +407,10 @@ class _Exchanges:
         self.log: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.local = threading.local()
-        self.held_back: list[float] = []  # seconds, for the next continuations
+        # Page 2 of the next `lists_held_back` lists comes `hold_back_seconds` late.
+        self.hold_back_seconds = 0.0
+        self.lists_held_back = 0
+        self.armed = False
 
     def note_exception(self, sender: Any, exception: BaseException, **extra: Any) -> None:
         self.local.exception = type(exception).__name__
@@ -430,8 +434,12 @@ class _Exchanges:
         self._note(args, status[0], body.decode("utf-8", "replace"))
         delay = 0.0
         with self.lock:
-            if "resumptionToken" in args and self.held_back:
-                delay = self.held_back.pop(0)
+            if "resumptionToken" not in args:
+                self.armed = self.lists_held_back > 0
+            elif self.armed:
+                self.armed = False
+                self.lists_held_back -= 1
+                delay = self.hold_back_seconds
         if delay:
             # The view has run (invenio-oaiserver's scroll has moved on); the answer is late.
             time.sleep(delay)
@@ -595,15 +603,17 @@ class _Source:
         self.do_configure(page_size, token_lifetime)
         with self.exchanges.lock:
             self.exchanges.log.clear()
-            self.exchanges.held_back.clear()
+            self.exchanges.lists_held_back = 0
+            self.exchanges.armed = False
 
     def do_requests(self) -> list[dict[str, Any]]:
         with self.exchanges.lock:
             return list(self.exchanges.log)
 
-    def do_hold_back(self, seconds: float) -> None:
+    def do_hold_back(self, seconds: float, lists: int) -> None:
         with self.exchanges.lock:
-            self.exchanges.held_back.append(seconds)
+            self.exchanges.hold_back_seconds = seconds
+            self.exchanges.lists_held_back = lists
 
     def do_stop(self) -> None:
         from invenio_search import current_search

@@ -25,8 +25,10 @@ from invenio_rdm_records.services.errors import RecordDeletedException
 from oarepo_oaipmh_harvester.harvest.assembly import build_client, run_harvest
 from oarepo_oaipmh_harvester.harvest.rdm_dublin_core import DublinCoreRDMTransformer
 from oarepo_oaipmh_harvester.harvest.results import RunOutcome
-from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
+from oarepo_oaipmh_harvester.models import OAIHarvestedRecord, OAIHarvester
 from oarepo_oaipmh_harvester.protocol.datestamps import Granularity
+from oarepo_oaipmh_harvester.protocol.errors import TooManyRestarts
+from oarepo_oaipmh_harvester.protocol.retry import may_have_been_processed
 
 from .conftest import RDM_TARGET
 from .oaiserver_source import OAIServerSource
@@ -266,3 +268,93 @@ def test_get_record_of_a_tombstone_is_an_error_of_that_identifier(
     ]
     assert len(asked) > 1  # retried as any 5xx, then given up
     assert {(r["status"], r["exception"]) for r in asked} == {(500, "RecordDeletedException")}
+
+
+# -- tokens are scroll cursors: a token sent twice moves on ----------------------------------------
+def test_a_token_is_a_cursor_that_moves_on_when_sent_again(app, oai_source):
+    """What the server does, asked directly: the same token twice gives two different pages,
+    each under the cursor of the first (invenio-oaiserver keeps a search scroll behind it)."""
+    oai_source.configure(page_size=2)
+    publish(oai_source, [f"Record number {n}" for n in range(6)])
+    params = {"verb": "ListIdentifiers", "metadataPrefix": "oai_dc"}
+    requests.get(oai_source.base_url, params=params, timeout=10)
+    token = list_requests(oai_source, "ListIdentifiers")[-1]["token"]
+
+    for _ in range(2):
+        again = {"verb": "ListIdentifiers", "resumptionToken": token}
+        answer = requests.get(oai_source.base_url, params=again, timeout=10)
+        assert answer.status_code == 200 and 'cursor="2"' in answer.text
+
+    first, second = (page["items"] for page in list_requests(oai_source, "ListIdentifiers")[1:])
+    assert (first, second) == (2, 2)
+    with build_client(oai_source.base_url) as client:
+        listed = [header.identifier for header in client.list_identifiers("oai_dc")]
+    assert len(listed) == len(set(listed)) == 6
+
+
+def test_a_late_answer_to_a_continuation_loses_no_page(
+    app, db, clean_index, oai_source, sample_service, monkeypatch
+):
+    """A continuation whose answer comes after the read timeout is sent again; the provider has
+    moved its cursor meanwhile, so the answer to the retry is the page after the lost one. The
+    list then comes out shorter than its completeListSize, and the harvester asks for the
+    window again instead of taking the gap for the end."""
+    oai_source.configure(page_size=2)
+    records = publish(oai_source, [f"Record number {n}" for n in range(7)])
+    make_harvester(oai_source.base_url, batch_size=2)
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_REQUEST_TIMEOUT", (5.0, 1.5))
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_BACKOFF_FACTOR", 0.01)
+    oai_source.hold_back_second_pages(2.5)  # the answer to page 2 comes too late
+
+    summary = run_harvest("test")
+
+    pages = list_requests(oai_source)
+    continuations = [
+        page["args"]["resumptionToken"] for page in pages if page["args"].get("resumptionToken")
+    ]
+    assert len(continuations) > len(set(continuations))  # a token was sent twice
+    assert summary.succeeded and summary.counts.created == 7
+    assert local_titles(sample_service) == titles_at(records)
+    assert len(first_requests(pages)) == 2  # the window was asked again from its start
+
+
+def test_a_page_lost_again_and_again_fails_the_run_instead_of_missing(
+    app, db, clean_index, oai_source, sample_service, monkeypatch
+):
+    oai_source.configure(page_size=2)
+    publish(oai_source, [f"Record number {n}" for n in range(5)])
+    make_harvester(oai_source.base_url, batch_size=2)
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_REQUEST_TIMEOUT", (5.0, 1.5))
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_BACKOFF_FACTOR", 0.01)
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_MAX_RESTARTS", 1)
+    oai_source.hold_back_second_pages(2.5, lists=2)  # the first pass and the one restart
+
+    with pytest.raises(
+        TooManyRestarts, match=r"ended after 3 of the 5 items .* restarting the list 1 times"
+    ):
+        run_harvest("test")
+
+    assert db.session.get(OAIHarvester, "test").watermark is None
+
+
+def test_which_failed_attempts_may_have_reached_the_provider():
+    """Only these make a shortfall of a list suspect (see the test above)."""
+    from urllib3.exceptions import NewConnectionError, ProtocolError, ReadTimeoutError
+    from urllib3.util.retry import RequestHistory
+
+    def attempt(status=None, error=None):
+        return RequestHistory("GET", "/oai", error, status, None)
+
+    never_arrived = [
+        attempt(error=NewConnectionError(None, "refused")),
+        attempt(status=503),
+        attempt(status=429),
+    ]
+    assert not may_have_been_processed(never_arrived)
+    for lost in (
+        attempt(error=ReadTimeoutError(None, "/oai", "read timed out")),
+        attempt(error=ProtocolError("Connection aborted.")),
+        attempt(status=502),
+        attempt(status=500),
+    ):
+        assert may_have_been_processed([*never_arrived, lost])
