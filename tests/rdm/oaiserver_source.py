@@ -246,6 +246,11 @@ class OAIServerSource:
         or a proxy that waits for it. Its retries are answered at once."""
         self.call("hold_back", seconds=seconds, lists=lists)
 
+    def drop_scrolls(self) -> None:
+        """The search server forgets every scroll (a restart of the cluster does this): tokens
+        stay valid for their lifetime, but what they point at is gone."""
+        self.call("drop_scrolls")
+
     def requests(self) -> list[dict[str, Any]]:
         """The OAI-PMH requests answered since the last reset: ``args``, ``status``,
         ``errors`` (OAI error codes), ``exception`` (the class of an unhandled one)."""
@@ -605,6 +610,11 @@ class _Source:
             self.exchanges.log.clear()
             self.exchanges.lists_held_back = 0
             self.exchanges.armed = False
+
+    def do_drop_scrolls(self) -> None:
+        from invenio_search.proxies import current_search_client
+
+        current_search_client.clear_scroll(scroll_id="_all")
 
     def do_requests(self) -> list[dict[str, Any]]:
         with self.exchanges.lock:

@@ -23,6 +23,7 @@ from invenio_db import db
 from invenio_rdm_records.services.errors import RecordDeletedException
 
 from oarepo_oaipmh_harvester.harvest.assembly import build_client, run_harvest
+from oarepo_oaipmh_harvester.harvest.preflight import PreflightError, check_provider
 from oarepo_oaipmh_harvester.harvest.rdm_dublin_core import DublinCoreRDMTransformer
 from oarepo_oaipmh_harvester.harvest.results import RunOutcome
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord, OAIHarvester
@@ -358,3 +359,110 @@ def test_which_failed_attempts_may_have_reached_the_provider():
         attempt(status=500),
     ):
         assert may_have_been_processed([*never_arrived, lost])
+
+
+def test_tokens_whose_scroll_is_gone_get_500_until_they_expire(
+    app, db, clean_index, oai_source, sample_service, monkeypatch
+):
+    """A search cluster that restarts mid-harvest forgets the scrolls; invenio-oaiserver then
+    answers a token that has not expired yet with HTTP 500 (the scroll is not found), and with
+    badResumptionToken only once the token has expired (60 s in production). The retries of
+    the 5xx must outlast the token for the window to restart instead of the run failing."""
+    oai_source.configure(page_size=2, token_lifetime=TOKEN_LIFETIME)
+    records = publish(oai_source, [f"Record number {n}" for n in range(5)])
+    make_harvester(oai_source.base_url, batch_size=2)
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_PREFETCH_BATCHES", 0)
+    # Waits of about 0.25, 0.5, 1, 2 s: past the token's end (at most TOKEN_LIFETIME + 1 s).
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_BACKOFF_FACTOR", 0.5)
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_MAX_RETRY_WAIT", 10.0)
+    dropped = []
+
+    def the_cluster_restarts(_progress) -> None:
+        if not dropped:
+            dropped.append(oai_source.drop_scrolls())
+
+    summary = run_harvest("test", progress=the_cluster_restarts)
+
+    assert summary.succeeded and summary.counts.created == 5
+    assert local_titles(sample_service) == titles_at(records)
+    answers = [
+        (page["status"], page["exception"] or ",".join(page["errors"]))
+        for page in list_requests(oai_source)
+    ]
+    refused = [answer for answer in answers if answer[0] != 200]
+    assert refused[0] == (500, "NotFoundError")
+    assert refused[-1] == (422, "badResumptionToken")
+    assert set(refused[1:-1]) <= {(500, "NotFoundError")}
+    assert len(first_requests(list_requests(oai_source))) == 2
+
+
+# -- sets ----------------------------------------------------------------------------------------
+def test_a_set_is_harvested_and_named_on_its_headers(
+    app, db, clean_index, oai_source, sample_service
+):
+    oai_source.configure(page_size=2)  # ListSets has two pages
+    for spec, resource_type in (
+        ("datasets", "dataset"),
+        ("software", "software"),
+        ("images", "image"),
+    ):
+        oai_source.create_set(spec, spec.title(), f"metadata.resource_type.id:{resource_type}")
+    datasets = publish(oai_source, ["Data one", "Data two", "Data three"])
+    (software,) = publish(oai_source, ["Code one"], resource_type="software")
+
+    check_provider(oai_source.base_url, "oai_dc", ["datasets", "software"])
+    # A set the server does not have is only an empty list to it (noRecordsMatch, 422): the
+    # preflight check, which reads ListSets, is what refuses a mistyped one.
+    with pytest.raises(PreflightError, match="datasetz"):
+        check_provider(oai_source.base_url, "oai_dc", ["datasetz"])
+    answer = requests.get(
+        oai_source.base_url,
+        params={"verb": "ListRecords", "metadataPrefix": "oai_dc", "set": "datasetz"},
+        timeout=10,
+    )
+    assert answer.status_code == 422 and 'code="noRecordsMatch"' in answer.text
+
+    make_harvester(oai_source.base_url, setspecs=["datasets"])
+    summary = run_harvest("test")
+
+    assert summary.succeeded and summary.counts.created == 3
+    assert local_titles(sample_service) == titles_at(datasets)
+    with build_client(oai_source.base_url) as client:
+        headers = list(client.list_identifiers("oai_dc", set_spec="software"))
+        record = client.get_record(datasets[0]["oai"], "oai_dc")
+    assert [(h.identifier, h.set_specs) for h in headers] == [(software["oai"], ("software",))]
+    assert record.set_specs == ("datasets",)
+
+
+# -- datestamps, from and until ----------------------------------------------------------------
+def test_an_edit_during_a_run_reaches_the_next_run(
+    app, db, clean_index, oai_source, sample_service, monkeypatch
+):
+    records = publish(oai_source, [f"Record number {n}" for n in range(4)])
+    wait_for_the_next_second(records)
+    make_harvester(oai_source.base_url, batch_size=2)
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_PREFETCH_BATCHES", 0)
+    changed = records[3]
+    edits = []
+
+    def edit_while_harvested(_progress) -> None:
+        if not edits:
+            edits.append(oai_source.edit(changed["id"], {"title": "Edited while harvested"}))
+
+    first = run_harvest("test", progress=edit_while_harvested)
+
+    # The list was read before the edit (its one page): the run wrote what it was given, and
+    # its window ended at the responseDate of its Identify, before the edit.
+    assert first.succeeded and first.counts.created == 4
+    assert local_titles(sample_service)[changed["oai"]] == "Record number 3"
+    (edited,) = edits
+    assert edited["id"] == changed["id"] and edited["revision_id"] > changed["revision_id"]
+    wait_for_the_next_second(edits)
+
+    second = run_harvest("test")
+
+    assert second.succeeded and (second.counts.updated, second.counts.total) == (1, 1)
+    assert local_titles(sample_service)[changed["oai"]] == "Edited while harvested"
+    # Header datestamps are the record's `updated`, in UTC, cut to the second.
+    row = tracking()[changed["oai"]]
+    assert row.datestamp == second_of(edited["updated"]).strftime("%Y-%m-%dT%H:%M:%SZ")
