@@ -13,7 +13,8 @@ Departures from a production InvenioRDM, each for a reason outside invenio-oaise
 - osmem-server has no ``percolate`` query, which invenio-oaiserver uses to find a record's
   sets. :func:`sets_by_search` finds them with one search per set instead, and the list views
   (which call ``sets_search_all`` directly rather than the configured fetcher) are pointed at
-  it. For the same reason the set signals that maintain percolator queries are off.
+  it. For the same reason the set signals that maintain percolator queries are off. The same
+  on a real OpenSearch (SEARCH_HOSTS), so that both search servers give the same answers.
 - Rate limits (60 requests a minute for guests in invenio-app) are off, as is forced HTTPS.
 
 Run as a script only by :class:`OAIServerSource`; importing this module is cheap.
@@ -348,7 +349,7 @@ def source_config(settings: Mapping[str, Any]) -> dict[str, Any]:
                 "force_https": False,
                 "content_security_policy": {"default-src": []},
             },
-            "APP_ALLOWED_HOSTS": ["127.0.0.1", "localhost"],
+            "TRUSTED_HOSTS": ["127.0.0.1", "localhost"],
             "RATELIMIT_ENABLED": False,
             "JOBS_LOGGING": False,  # osmem has no data streams
             "CELERY_TASK_ALWAYS_EAGER": True,
@@ -356,7 +357,6 @@ def source_config(settings: Mapping[str, Any]) -> dict[str, Any]:
             "CELERY_BROKER_URL": "memory://",
             "BROKER_URL": "memory://",
             "CACHE_TYPE": "SimpleCache",
-            "ACCOUNTS_SESSION_REDIS_URL": None,
             "RECORDS_REFRESOLVER_CLS": "invenio_records.resolver.InvenioRefResolver",
             "RECORDS_REFRESOLVER_STORE": "invenio_jsonschemas.proxies.current_refresolver_store",
             "MAIL_SUPPRESS_SEND": True,
