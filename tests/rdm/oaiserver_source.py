@@ -39,6 +39,9 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 SOURCE_ID_PREFIX = "oaiharvest-source"
 """OAISERVER_ID_PREFIX of the source: its OAI identifiers are ``oai:oaiharvest-source:<pid>``."""
 
+RECORD_PID_TYPES = ("recid", "oai", "doi")
+"""Persistent identifiers of records (the others are vocabulary entries')."""
+
 STARTUP_TIMEOUT = 180.0
 COMMAND_TIMEOUT = 120.0
 
@@ -136,10 +139,17 @@ class OAIServerSource:
             prefix="oaiserver-source-", suffix=".log", delete=False, mode="wb"
         )
         instance = tempfile.mkdtemp(prefix="oaiserver-source-instance-")
+        import oarepo_oaipmh_harvester
+
+        # The package the tests import, also where a venv's editable install is another
+        # checkout's (the child's sys.path starts at this folder, not at the test's).
+        package_root = str(Path(oarepo_oaipmh_harvester.__file__).resolve().parent.parent)
+        python_path = [package_root, *filter(None, [os.environ.get("PYTHONPATH")])]
         env = {
             **os.environ,
             # Not the test session's instance folder (pytest-invenio sets these).
             "INVENIO_INSTANCE_PATH": instance,
+            "PYTHONPATH": os.pathsep.join(python_path),
             "PYTHONUNBUFFERED": "1",
         }
         env.pop("SQLALCHEMY_DATABASE_URI", None)
@@ -233,8 +243,9 @@ class OAIServerSource:
         self.call("create_set", spec=spec, name=name, search_pattern=search_pattern)
 
     def reset(self, *, page_size: int = 10, token_lifetime: int = 60) -> None:
-        """Empty lists for the next test: the record indices are made anew (invenio-oaiserver
-        lists from the index only), sets and the request log are cleared."""
+        """No records, sets, held-back answers or logged requests, and the default page size
+        and token lifetime, for the next test: the records' tables are emptied and their
+        indices made anew (vocabularies stay)."""
         self.call("reset", page_size=page_size, token_lifetime=token_lifetime)
 
     def hold_back_second_pages(self, seconds: float, lists: int = 1) -> None:
@@ -608,12 +619,27 @@ class _Source:
         db.session.commit()
 
     def do_reset(self, page_size: int, token_lifetime: int) -> None:
+        import sqlalchemy as sa
         from invenio_db import db
         from invenio_oaiserver.models import OAISet
+        from invenio_pidstore.models import PersistentIdentifier
 
-        self._fresh_indices()
+        # Records, drafts, parents, their versions and buckets go; vocabularies and the
+        # files location stay (loading them again would cost seconds).
+        tables = sorted(
+            name
+            for name in db.metadata.tables
+            if name.startswith(("rdm_", "files_")) and name != "files_location"
+        )
+        db.session.execute(sa.text(f"TRUNCATE {', '.join(tables)}, pidstore_redirect CASCADE"))
+        db.session.execute(
+            sa.delete(PersistentIdentifier).where(
+                PersistentIdentifier.pid_type.in_(RECORD_PID_TYPES)
+            )
+        )
         OAISet.query.delete()
         db.session.commit()
+        self._fresh_indices()
         self.do_configure(page_size, token_lifetime)
         with self.exchanges.lock:
             self.exchanges.log.clear()
