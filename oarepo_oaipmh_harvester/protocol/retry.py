@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, *range(500, 600)} - {501, 505})
 
+# Answers that say the provider did not do the work: flow control, sent before processing.
+NOT_PROCESSED_STATUSES = frozenset({429, 503})
+
 # Retrying these cannot help, and hammering a provider that refuses us is impolite.
 FAIL_AT_ONCE = {
     401: "the provider requires authentication",
@@ -110,6 +113,26 @@ class BoundedRetry(Retry):
         return True
 
 
+def may_have_been_processed(history: Any) -> bool:
+    """Whether a failed attempt in urllib3's retry `history` may have reached the provider's
+    application, which then did the work although its answer was lost.
+
+    Not for a connection that was never made (refused, connect timeout, unknown host) nor for
+    flow control (429, 503); yes for a read timeout, a dropped connection and any other 5xx (a
+    502 or 504 from a proxy that gave up on a provider still at work, a 500 from a provider
+    that failed half-way). This matters only to a provider whose resumption tokens point at
+    state that a request moves on, such as invenio-oaiserver's search scroll.
+    """
+    for attempt in history:
+        if attempt.status is not None:
+            if attempt.status not in NOT_PROCESSED_STATUSES:
+                return True
+        # Refused connections and unknown hosts are ConnectTimeoutErrors to urllib3 too.
+        elif attempt.error is not None and not isinstance(attempt.error, ConnectTimeoutError):
+            return True
+    return False
+
+
 def describe_failure(error: BaseException) -> str:
     """An operator-facing reason for a requests/urllib3 exception."""
     reason: BaseException | None = error
@@ -145,4 +168,11 @@ def _strip_pool(text: str) -> str:
     return text.split(">: ", 1)[-1]
 
 
-__all__ = ["FAIL_AT_ONCE", "RETRY_STATUSES", "BoundedRetry", "describe_failure"]
+__all__ = [
+    "FAIL_AT_ONCE",
+    "NOT_PROCESSED_STATUSES",
+    "RETRY_STATUSES",
+    "BoundedRetry",
+    "describe_failure",
+    "may_have_been_processed",
+]

@@ -2,10 +2,21 @@
 
 Decision owned here: when a list ends, when it starts over and when it is given up.  A list
 ends on an absent or empty token (and on ``noRecordsMatch`` & co., which are empty lists);
-it restarts from its first request on ``badResumptionToken`` (at most ``max_restarts``
+it restarts from its first request on ``badResumptionToken``, and when it ends short of its
+``completeListSize`` after a token had to be sent again (both at most ``max_restarts``
 times); it is given up, with :class:`~.errors.TokenLoopError`, when the provider's tokens
 do not advance (a token seen before, endless empty pages) or, by :mod:`.progress`, when the
 list goes on too long or gets nowhere.
+
+Why a list that came out short restarts: a token is sent again when its answer was lost (a
+read timeout, a dropped connection, a 502 from a proxy).  Most providers answer the same
+page again, but invenio-oaiserver (every InvenioRDM, Zenodo) keeps a search scroll behind
+its tokens, which the lost request has already moved on: the answer is the *next* page,
+under the cursor of the lost one, and nothing in it shows the gap.  Only the count does: the
+list ends with fewer items than it announced.  Taking that for the end would lose a page and
+let a reconciliation delete its records; the window is asked for again instead.  A list
+short for other reasons (records deleted during the harvest) without a token sent again
+ends as it is.
 
 The streams keep sickle's iterator protocol (``BaseOAIIterator``: the constructor sends the
 first request, ``next()`` yields items, ``resumption_token``/``oai_response``/``params``),
@@ -29,7 +40,6 @@ from sickle.models import ResumptionToken
 
 from .errors import (
     BadResumptionToken,
-    OAIProtocolError,
     TokenLoopError,
     TooManyRestarts,
     limited,
@@ -102,6 +112,10 @@ class _ListStream(BaseOAIIterator, Generic[T]):
         self._seen_tokens: set[str] = set()
         self._token_order: deque[str] = deque()
         self._empty_pages = 0
+        # Of the current pass (a restart starts a new one): items received, and whether a
+        # continuation had to be sent again.
+        self._items_in_pass = 0
+        self._resent_in_pass = False
         self._progress = ProgressGuard(self.options, self.verb)
         super().__init__(sickle, dict(self._first_params), ignore_deleted=ignore_deleted)
 
@@ -116,6 +130,11 @@ class _ListStream(BaseOAIIterator, Generic[T]):
                     continue
                 return item
             if self.resumption_token is None:
+                gap = self._gap_after_resend()
+                if gap is not None:
+                    self._restart(self.oai_response, gap)
+                    self._next_response()
+                    continue
                 self.oai_response = None  # let the last page go
                 self._items = iter(())
                 raise StopIteration
@@ -140,7 +159,11 @@ class _ListStream(BaseOAIIterator, Generic[T]):
             if error is None:
                 break
             if token is not None and isinstance(error, BadResumptionToken):
-                self._restart(page, error)
+                self._restart(
+                    page,
+                    f"it rejected its own resumption token "
+                    f"({error.message or 'badResumptionToken'})",
+                )
                 continue
             if error.code in self.empty_codes:
                 # On a continuation this means the rest of the list vanished meanwhile.
@@ -154,6 +177,9 @@ class _ListStream(BaseOAIIterator, Generic[T]):
         container = page.verb_element(self.verb)
         self._items = container.iterchildren(oai(self.item_tag))
         item_count = sum(1 for _ in container.iterchildren(oai(self.item_tag)))
+        self._items_in_pass += item_count
+        if sent_token is not None and page.http_response.resent:
+            self._resent_in_pass = True
         token_element = container.find(oai("resumptionToken"))
         if token_element is not None:
             self.cursor = int_attribute(token_element, "cursor")
@@ -204,26 +230,39 @@ class _ListStream(BaseOAIIterator, Generic[T]):
         self._items = iter(())
         self.resumption_token = None
 
-    def _restart(self, page: OAIPage, error: OAIProtocolError) -> None:
+    def _gap_after_resend(self) -> str | None:
+        """Why the list that just ended cannot be trusted to be complete, or None."""
+        size = self.complete_list_size
+        if not self._resent_in_pass or size is None or self._items_in_pass >= size:
+            return None
+        return (
+            f"its list ended after {self._items_in_pass} of the {size} items it announced "
+            f"(completeListSize), and a resumption token had been sent again after a lost "
+            f"answer: its tokens are cursors that the lost request moved on (invenio-oaiserver "
+            f"does this), so a page was skipped"
+        )
+
+    def _restart(self, page: OAIPage | None, reason: str) -> None:
         # Tokens are never persisted or reused: the list is requested again from the start
         # with the same selective arguments; the consumer is idempotent.
+        url = page.url if page is not None else self.sickle.endpoint
         max_restarts = self.options.max_restarts
         if self.restarts >= max_restarts:
             raise TooManyRestarts(
-                f"The provider at {page.url} rejected its own resumption token again "
-                f"({error.message or 'badResumptionToken'}); gave up after restarting the "
-                f"{self.verb} list {self.restarts} times. Its tokens may expire faster than "
-                f"the harvest proceeds.",
-                url=page.url,
+                f"The provider at {url} could not give its {self.verb} list whole: {reason}. "
+                f"Gave up after restarting the list {self.restarts} times (max_restarts); its "
+                f"tokens may expire faster than the harvest proceeds, or its answers be lost "
+                f"again and again.",
+                url=url,
                 restarts=self.restarts,
             )
         self.restarts += 1
         log.warning(
-            "%s: badResumptionToken after %d pages; restarting %s from the first request "
-            "(restart %d of %d)",
-            page.url,
-            self.pages,
+            "%s: %s; restarting %s from the first request after %d pages (restart %d of %d)",
+            url,
+            reason,
             self.verb,
+            self.pages,
             self.restarts,
             max_restarts,
         )
@@ -231,6 +270,8 @@ class _ListStream(BaseOAIIterator, Generic[T]):
         self._seen_tokens.clear()
         self._token_order.clear()
         self._empty_pages = 0
+        self._items_in_pass = 0
+        self._resent_in_pass = False
         self._progress.reset()
 
 

@@ -37,7 +37,14 @@ from .errors import (
 )
 from .networks import check_url_allowed, parse_networks
 from .options import ProtocolOptions
-from .retry import FAIL_AT_ONCE, RETRY_STATUSES, BoundedRetry, _backoff, describe_failure
+from .retry import (
+    FAIL_AT_ONCE,
+    RETRY_STATUSES,
+    BoundedRetry,
+    _backoff,
+    describe_failure,
+    may_have_been_processed,
+)
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +93,10 @@ class RawResponse:
     headers: Mapping[str, str]
     body: bytes
     retries: int
+    resent: bool = False
+    """An earlier attempt of this request may have been processed by the provider (see
+    :func:`~.retry.may_have_been_processed`): a provider that keeps state behind its
+    resumption tokens has then moved on."""
 
     @property
     def ok(self) -> bool:
@@ -178,7 +189,10 @@ class Transport:
         try:
             while True:
                 try:
-                    return self._get_once(params)
+                    raw = self._get_once(params)
+                    if body_failures:
+                        raw.resent = True  # the provider had answered: it did the work
+                    return raw
                 except _BodyReadError as error:
                     # urllib3 has already handed the response over: retry the whole request.
                     body_failures += 1
@@ -300,7 +314,7 @@ class Transport:
     ) -> RawResponse:
         url = response.url or url
         status = response.status_code
-        retries = len(getattr(getattr(response.raw, "retries", None), "history", ()) or ())
+        history = getattr(getattr(response.raw, "retries", None), "history", ()) or ()
         if status in FAIL_AT_ONCE:
             raise OAITransportError(
                 f"HTTP {status} {reason_phrase(status)} from {url}: {FAIL_AT_ONCE[status]}.",
@@ -314,7 +328,8 @@ class Transport:
             reason=reason_phrase(status),
             headers=response.headers,
             body=body,
-            retries=retries,
+            retries=len(history),
+            resent=may_have_been_processed(history),
         )
 
     def _read_body(

@@ -10,6 +10,8 @@ itself (a skip raised by a conftest is an error), so this file imports RDM lazil
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from factories import frozen_corpus
 from invenio_app.factory import create_api
@@ -84,3 +86,53 @@ def rdm(app, db, rdm_vocabularies, rdm_location, rdm_index):
 def corpus() -> Corpus:
     """A few records: RDM publishes about four a second on this machine."""
     return frozen_corpus(6)
+
+
+# -- invenio-oaiserver as a provider ---------------------------------------------------------------
+SOURCE_TIMES: list[str] = []
+"""What starting and stopping the invenio-oaiserver source cost, for the terminal summary."""
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if SOURCE_TIMES:
+        terminalreporter.write_line(f"invenio-oaiserver source: {'; '.join(SOURCE_TIMES)}")
+
+
+@pytest.fixture(scope="session")
+def oaiserver_source(search_server):
+    """A real InvenioRDM instance serving OAI-PMH (tests/rdm/oaiserver_source.py), one process
+    for the session: it takes 20-30 s to boot, and `oai_source` gives every test empty lists.
+
+    Its database is the suite's with ``_source`` appended, its index prefix is named after that
+    database, its search server is the session's (osmem, or the cluster of SEARCH_HOSTS). It is
+    launched here and waited for by `oai_source`: session fixtures come first, so it boots
+    while the module's app does.
+    """
+    import os
+
+    pytest.importorskip("invenio_rdm_records")
+    from .oaiserver_source import OAIServerSource, derived_database_uri
+
+    suite_uri = os.environ.get("SQLALCHEMY_DATABASE_URI", "")
+    if not suite_uri.startswith("postgresql"):
+        pytest.skip("The invenio-oaiserver source runs on PostgreSQL (SQLALCHEMY_DATABASE_URI).")
+    source = OAIServerSource.launch(
+        database_uri=derived_database_uri(suite_uri), search_hosts=search_server
+    )
+    try:
+        yield source
+    finally:
+        if source.port is not None:
+            phases = ", ".join(f"{name} {sec:.1f} s" for name, sec in source.boot_phases.items())
+            SOURCE_TIMES.append(f"ready {source.startup_seconds:.1f} s after launch ({phases})")
+        stopping = time.monotonic()
+        source.stop()
+        SOURCE_TIMES.append(f"stopped in {time.monotonic() - stopping:.1f} s")
+
+
+@pytest.fixture()
+def oai_source(oaiserver_source):
+    """The source with no records listed, no sets, page size 10 and 60 s tokens (its defaults)."""
+    oaiserver_source.wait_ready()
+    oaiserver_source.reset()
+    return oaiserver_source
