@@ -22,6 +22,7 @@ from invenio_db import db
 from invenio_rdm_records.services.errors import RecordDeletedException
 
 from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
+from oarepo_oaipmh_harvester.harvest.rdm_datacite import DataCiteRDMTransformer
 from oarepo_oaipmh_harvester.harvest.rdm_dublin_core import DublinCoreRDMTransformer
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
 
@@ -41,6 +42,7 @@ def app_config(app_config):
     app_config["OAI_HARVESTER_TRANSFORMERS"] = {
         **app_config["OAI_HARVESTER_TRANSFORMERS"],
         "oai_dc_rdm": DublinCoreRDMTransformer,
+        "oai_datacite_rdm": DataCiteRDMTransformer,
     }
     return app_config
 
@@ -149,7 +151,22 @@ OAI_DC = RoundTrip(
 )
 """Measured with invenio-rdm-records 36's Dublin Core serializer and our oai_dc_rdm."""
 
-ROUND_TRIPS = [pytest.param(OAI_DC, id="oai_dc")]
+OAI_DATACITE = RoundTrip(
+    "oai_datacite",
+    "oai_datacite_rdm",
+    equal=frozenset(FIELDS) - {"dates", "description", "languages"},
+    lost={
+        "dates": "the source's serializer adds the record's modification day as an Updated date",
+        "description": "HTML markup is stripped (the text survives)",
+        "languages": "DataCite kernel 4 holds one language: only the first survives",
+    },
+)
+"""Measured with invenio-rdm-records 36's DataCite serializer and our oai_datacite_rdm."""
+
+ROUND_TRIPS = [
+    pytest.param(OAI_DC, id="oai_dc"),
+    pytest.param(OAI_DATACITE, id="oai_datacite"),
+]
 
 
 # -- the source records ------------------------------------------------------------------------
