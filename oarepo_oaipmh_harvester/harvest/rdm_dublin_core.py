@@ -228,9 +228,27 @@ class DublinCoreRDMTransformer(RDMTransformer):
             entry = {"id": license_id} if license_id else {"title": {"en": value}}
             if entry not in rights:
                 rights.append(entry)
+        rights = self._without_license_titles(rights)
         if rights:
             metadata["rights"] = rights
         return access
+
+    def _without_license_titles(self, rights: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Drop free-text rights that are the title of a license also given by URL: Dublin
+        Core writers (RDM's own serializer) send a license as its title and its URL."""
+        titles = {
+            title.strip().lower()
+            for right in rights
+            if "id" in right
+            for title in (
+                (self.vocabularies.entry("licenses", right["id"]) or {}).get("title") or {}
+            ).values()
+        }
+        return [
+            right
+            for right in rights
+            if "id" in right or right["title"]["en"].strip().lower() not in titles
+        ]
 
     # -- identifiers
     def _identifiers(self, values: list[str], data: dict[str, Any], record: OAIRecord) -> None:

@@ -257,6 +257,20 @@ def test_without_external_dois_the_doi_is_an_identifier(rdm_dc, app, monkeypatch
     ]
 
 
+def test_a_license_given_by_title_and_url_is_one_license(rdm_dc, transformer):
+    """RDM's own Dublin Core serializer writes a license as its title and its URL."""
+    rights = [
+        "Creative Commons Attribution 4.0 International",
+        "https://creativecommons.org/licenses/by/4.0/legalcode",
+        "Copyright the authors",
+    ]
+    data = transformer.transform(dc_record({**RICH, "rights": rights}))
+    assert data["metadata"]["rights"] == [
+        {"id": "cc-by-4.0"},
+        {"title": {"en": "Copyright the authors"}},
+    ]
+
+
 def test_a_version_is_not_a_type(rdm_dc, transformer):
     data = transformer.transform(
         dc_record({**RICH, "type": ["info:eu-repo/semantics/acceptedVersion"]})
