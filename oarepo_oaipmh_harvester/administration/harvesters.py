@@ -15,6 +15,7 @@ from invenio_administration.views.base import (
 )
 from invenio_db import db
 from invenio_i18n import lazy_gettext as _
+from marshmallow import Schema
 
 from ..harvest.targets.options import POLICY_FIELDS
 from ..jobs import job_type_id
@@ -31,11 +32,70 @@ from ..services.targets import writable_target_ids
 EXTENSION_NAME = "oarepo-oaipmh-harvester"
 CATEGORY = _("OAI-PMH")
 
+FORM_TITLES = {
+    "since": _("Since"),
+    "full": _("Full harvest"),
+    "identifiers": _("Identifiers"),
+    "reconcile_only": _("Reconcile only"),
+    "reindex": _("Reindex"),
+    "rewrite": _("Rewrite"),
+    "errors_only": _("Errors only"),
+    "force": _("Force"),
+    "retry_errors": _("Retry failed records"),
+    "title": _("Title of the run"),
+}
+"""Labels of the run arguments in the panel's forms (the renderer shows the field name else;
+it capitalises the first letter and lowers the others)."""
+
+FORM_ORDER = (
+    *("since", "full", "identifiers", "reconcile_only", "reindex"),
+    *("rewrite", "errors_only", "force", "retry_errors", "title"),
+)
+"""The order of the fields in the panel's run forms."""
+
+
+def in_form_order(form: dict[str, Any]) -> dict[str, Any]:
+    """A form schema as the panel's renderer gets it, with each field's place in FORM_ORDER.
+
+    The renderer sorts the fields by an ``order`` that schemas do not have; without one they
+    come in the order of the page's JSON, which is sorted by name.
+    """
+    for name, field in form.items():
+        field["order"] = FORM_ORDER.index(name) if name in FORM_ORDER else len(FORM_ORDER)
+    return form
+
+
+def _with_titles(schema: Schema) -> None:
+    # The fields are the schema instance's own deep copies: the run arguments schema that the
+    # REST API and invenio-jobs describe keeps its metadata.
+    for name, field in schema.fields.items():
+        if name in FORM_TITLES:
+            field.metadata = {**field.metadata, "title": FORM_TITLES[name]}
+
+
+class RunNowFormSchema(RunRequestSchema):
+    """The Run now form: every run argument except a purge, which has its own action with a
+    typed confirmation (Purge...).
+
+    The REST run body (`RunRequestSchema`) still takes ``purge``, ``forget`` and ``confirm``:
+    it is the same body as the harvester's invenio-jobs job arguments, the purge endpoint
+    starts its run through it, and the service refuses a purge whose ``confirm`` is not the
+    harvester's id, whichever way it comes.
+    """
+
+    class Meta:
+        exclude = ("purge", "forget", "confirm")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _with_titles(self)
+
+
 RUN_ACTION = {
     "run": {
         "text": _("Run now"),
         "modal_text": _("Start a harvest now"),
-        "payload_schema": RunRequestSchema,
+        "payload_schema": RunNowFormSchema,
         "order": 1,
         "icon": "play",
     }
@@ -51,6 +111,13 @@ class HarvesterAdminMixin:
     api_endpoint_name = "oai_harvesters.search"
     pid_path = "id"
     list_view_name = "oai-harvesters"
+
+    def serialize_actions(self) -> dict[str, Any]:
+        actions = super().serialize_actions()
+        for action in actions.values():
+            if action.get("payload_schema"):
+                in_form_order(action["payload_schema"])
+        return actions
 
 
 class HarvesterListView(HarvesterAdminMixin, AdminResourceListView):

@@ -274,3 +274,32 @@ def test_broken_xml_is_shown_as_stored(as_admin, harvesters):
     track("a", "oai:x:2", original_xml="<record><unclosed>")
     tree = page(as_admin, f"{PANEL}/oai-harvested-records/a/oai:x:2")
     assert tree.xpath('//*[@id="oai-record-xml"]/pre')[0].text == "<record><unclosed>"
+
+
+# -- repairs: Run now's arguments, Purge..., Preview... -----------------------------------------
+REPAIRS = {"rewrite", "errors_only", "force", "retry_errors"}
+PURGE_ONLY = {"purge", "forget", "confirm"}
+
+
+def test_run_now_offers_the_repairs_but_not_a_purge(as_admin, harvesters):
+    listed = data_of(page(as_admin, f"{PANEL}/oai-harvesters"), "invenio-search-config")
+    detailed = data_of(page(as_admin, f"{PANEL}/oai-harvesters/a"), "invenio-details-config")
+    for actions in (listed["actions"], detailed["actions"]):
+        form = actions["run"]["payload_schema"]
+        assert form.keys() >= REPAIRS | {"since", "full", "identifiers", "reconcile_only"}
+        assert not form.keys() & PURGE_ONLY  # a purge has its own action, with a typed id
+        assert every_field_has_a_widget(form, form)
+        # Labels, not field names ("Errors_only"), in the order of a form, not by name.
+        assert form["errors_only"]["title"] == "Errors only"
+        assert form["retry_errors"]["title"] == "Retry failed records"
+        in_order = sorted(form, key=lambda name: form[name]["order"])
+        assert in_order[:3] == ["since", "full", "identifiers"] and in_order[-1] == "title"
+
+    # What the form posts: a repair goes to the run link like any other run.
+    harvester = as_admin.get("/api/oai-harvest/harvesters/a").json
+    res = as_admin.post(
+        path_of(harvester["links"]["run"]),
+        json={"rewrite": True, "errors_only": True, "force": False, "retry_errors": False},
+    )
+    assert res.status_code == 202 and res.json["args"]["rewrite"] is True
+    assert res.json["title"] == "Rewrite from stored XML"
