@@ -1,4 +1,5 @@
-"""Admin views of harvesters: list, details (job, last runs, run now), create and edit."""
+"""Admin views of harvesters: list, details (job, last runs, run now, purge), create and
+edit."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from invenio_administration.views.base import (
 )
 from invenio_db import db
 from invenio_i18n import lazy_gettext as _
-from marshmallow import Schema
+from markupsafe import escape
+from marshmallow import Schema, fields
 
 from ..harvest.targets.options import POLICY_FIELDS
 from ..jobs import job_type_id
@@ -50,6 +52,7 @@ it capitalises the first letter and lowers the others)."""
 FORM_ORDER = (
     *("since", "full", "identifiers", "reconcile_only", "reindex"),
     *("rewrite", "errors_only", "force", "retry_errors", "title"),
+    *("confirm", "forget"),
 )
 """The order of the fields in the panel's run forms."""
 
@@ -91,6 +94,35 @@ class RunNowFormSchema(RunRequestSchema):
         _with_titles(self)
 
 
+class PurgeFormSchema(Schema):
+    """The Purge... form (posted to the harvester's ``links.purge``): the harvester's id typed
+    again, and whether the tracked records are forgotten too. Only describes the form; the
+    service loads and checks the body."""
+
+    confirm = fields.String(
+        required=True,
+        metadata={
+            "title": _("The harvester's id, to confirm"),
+            # Rendered as HTML by the form; the detail page puts the id in (escaped).
+            "description": _(
+                "<strong>Deletes every local record that this harvester created</strong>, "
+                "through its target service; records it took over stay. The next run is a "
+                "full one and harvests them again."
+            ),
+        },
+    )
+    forget = fields.Boolean(
+        load_default=False,
+        metadata={
+            "title": _("Forget the tracked records too"),
+            "description": _(
+                "Also delete what the harvester knows of each OAI identifier (datestamp, "
+                "stored XML, errors). Unticked, that stays, marked purged."
+            ),
+        },
+    )
+
+
 RUN_ACTION = {
     "run": {
         "text": _("Run now"),
@@ -101,6 +133,20 @@ RUN_ACTION = {
     }
 }
 """Posts the form to the harvester's ``links.run`` (``POST /api/oai-harvest/harvesters/<id>/run``)."""
+
+DETAIL_ACTIONS = {
+    **RUN_ACTION,
+    # The key names the link the form is posted to (``links.purge``).
+    "purge": {
+        "text": _("Purge"),
+        "modal_text": _("Delete every local record that this harvester created"),
+        "payload_schema": PurgeFormSchema,
+        "order": 3,
+        "icon": "trash alternate outline",
+    },
+}
+"""The detail page's actions. A purge is offered there only, beside what the harvester has
+harvested, not on every row of the list (where it would also turn Run now into a menu)."""
 
 
 class HarvesterAdminMixin:
@@ -187,7 +233,7 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
         "created": {"text": _("Created"), "order": 12},
         "updated": {"text": _("Updated"), "order": 13},
     }
-    actions = RUN_ACTION
+    actions = DETAIL_ACTIONS
 
     def get_context(self, pid_value: str | None = None) -> dict[str, Any]:
         context = super().get_context(pid_value=pid_value)
@@ -195,6 +241,13 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
             harvester = current_harvester_service.read(g.identity, pid_value).to_dict()
         except HarvesterNotFound:
             abort(404)
+        actions = context["actions"]  # serialised for this request: ours to fill in
+        confirm = actions["purge"]["payload_schema"]["confirm"]
+        typed = _("Type %(id)s to confirm.", id=f"<code>{escape(harvester['id'])}</code>")
+        confirm["metadata"] = {
+            **confirm["metadata"],
+            "description": f"{confirm['metadata']['description']} {typed}",
+        }
         runs = current_harvest_runs_service.search_runs(
             g.identity, pid_value, {"size": self.last_runs}
         ).to_dict()

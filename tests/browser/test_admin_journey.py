@@ -53,8 +53,14 @@ def finished_runs(browser: Browser, harvester_id: str, count: int) -> list[dict]
     return wait_until(done, timeout=120)
 
 
+def open_action(browser: Browser, text: str) -> None:
+    """Choose an action of a harvester's page: they are in its menu (the gear)."""
+    browser.page.get_by_role("button", name="Open list of actions").first.click()
+    browser.page.locator(".menu .item", has_text=text).first.click()
+
+
 def open_run_form(browser: Browser) -> None:
-    browser.page.get_by_role("button", name="Run now").first.click()
+    open_action(browser, "Run now")
     browser.page.locator(".ui.modal form#action-form").wait_for()
 
 
@@ -271,7 +277,8 @@ def test_admin_journey(chromium: Browser, browser_provider, browser_corpus, run_
             headers={"Content-Type": "application/json"},
         )
         browser.goto("/administration/oai-harvesters/to-delete")
-        page.locator("button.red, button:has(i.trash)").first.click()
+        page.get_by_role("button", name="Open list of actions").first.click()
+        page.locator(".menu [aria-label='Delete']").click()  # an icon in the menu, no text
         page.locator(".ui.modal").get_by_role("button", name="Delete").click()
         page.wait_for_url(LIST_PAGE)
         assert browser.api("GET", "/api/oai-harvest/harvesters/to-delete").status == 404

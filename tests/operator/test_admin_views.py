@@ -294,6 +294,9 @@ def test_run_now_offers_the_repairs_but_not_a_purge(as_admin, harvesters):
         assert form["retry_errors"]["title"] == "Retry failed records"
         in_order = sorted(form, key=lambda name: form[name]["order"])
         assert in_order[:3] == ["since", "full", "identifiers"] and in_order[-1] == "title"
+    # Only the detail page, where the harvester's records are counted, offers a purge.
+    assert listed["actions"].keys() == {"run"}
+    assert list(detailed["actions"]) == ["purge", "run"]
 
     # What the form posts: a repair goes to the run link like any other run.
     harvester = as_admin.get("/api/oai-harvest/harvesters/a").json
@@ -303,3 +306,25 @@ def test_run_now_offers_the_repairs_but_not_a_purge(as_admin, harvesters):
     )
     assert res.status_code == 202 and res.json["args"]["rewrite"] is True
     assert res.json["title"] == "Rewrite from stored XML"
+
+
+def test_purge_action_asks_for_the_id_and_posts_to_the_purge_link(as_admin, harvesters):
+    detailed = data_of(page(as_admin, f"{PANEL}/oai-harvesters/a"), "invenio-details-config")
+    purge = detailed["actions"]["purge"]
+    form = purge["payload_schema"]
+    assert form.keys() == {"confirm", "forget"}
+    assert form["confirm"]["order"] < form["forget"]["order"]
+    assert form["confirm"]["required"] and form["forget"]["type"] == "bool"
+    assert every_field_has_a_widget(form, form)
+    # The form says what a purge does and which id to type (its description is HTML).
+    assert "Deletes every local record" in form["confirm"]["metadata"]["description"]
+    assert "Type <code>a</code> to confirm." in form["confirm"]["metadata"]["description"]
+
+    # The action posts the form to the harvester's links.purge: a wrong id comes back on the
+    # field (see the test above), the right one starts the purge.
+    harvester = as_admin.get("/api/oai-harvest/harvesters/a").json
+    res = as_admin.post(
+        path_of(harvester["links"]["purge"]), json={"confirm": "a", "forget": False}
+    )
+    assert res.status_code == 202, res.json
+    assert res.json["title"] == "Purge" and res.json["status"] == "SUCCESS"
