@@ -1,12 +1,12 @@
-"""Admin views of harvesters: list, details (job, last runs, run now, purge), create and
-edit."""
+"""Admin views of harvesters: list, details (job, last runs, run now, purge), create, edit and
+the preview (a dry run) of one harvester."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import abort, g
+from flask import abort, current_app, g, url_for
 from invenio_accounts.models import User
 from invenio_administration.views.base import (
     AdminResourceCreateView,
@@ -28,6 +28,7 @@ from ..proxies import (
     current_oai_harvester,
 )
 from ..services.errors import HarvesterNotFound
+from ..services.runs import PreviewRequestSchema
 from ..services.schemas import RunRequestSchema
 from ..services.targets import writable_target_ids
 
@@ -45,13 +46,14 @@ FORM_TITLES = {
     "force": _("Force"),
     "retry_errors": _("Retry failed records"),
     "title": _("Title of the run"),
+    "limit": _("Limit"),
 }
 """Labels of the run arguments in the panel's forms (the renderer shows the field name else;
 it capitalises the first letter and lowers the others)."""
 
 FORM_ORDER = (
     *("since", "full", "identifiers", "reconcile_only", "reindex"),
-    *("rewrite", "errors_only", "force", "retry_errors", "title"),
+    *("rewrite", "errors_only", "force", "retry_errors", "limit", "title"),
     *("confirm", "forget"),
 )
 """The order of the fields in the panel's run forms."""
@@ -123,6 +125,29 @@ class PurgeFormSchema(Schema):
     )
 
 
+class PreviewFormSchema(PreviewRequestSchema):
+    """The preview page's form: the arguments a dry run can take that change what a run
+    would write, and the limit. A purge is never previewed; reindex and reconcile only
+    write nothing a preview could show."""
+
+    class Meta:
+        exclude = ("purge", "forget", "confirm", "reindex", "reconcile_only", "retry_errors")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _with_titles(self)
+        config = current_app.config
+        self.fields["limit"].metadata = {
+            **self.fields["limit"].metadata,
+            "description": _(
+                "Records to examine at most; empty: %(default)s (OAI_HARVESTER_PREVIEW_LIMIT), "
+                "at most %(maximum)s. The counts then cover only the records examined.",
+                default=config["OAI_HARVESTER_PREVIEW_LIMIT"],
+                maximum=config["OAI_HARVESTER_PREVIEW_MAX_LIMIT"],
+            ),
+        }
+
+
 RUN_ACTION = {
     "run": {
         "text": _("Run now"),
@@ -136,6 +161,17 @@ RUN_ACTION = {
 
 DETAIL_ACTIONS = {
     **RUN_ACTION,
+    # The page renders its actions in the order of their keys (the data attribute's JSON is
+    # sorted), as a menu: Purge..., Run now..., Preview..., Edit, Delete. "run_preview" puts
+    # Preview next to Run now; it has no endpoint, the panel's JavaScript opens the page.
+    "run_preview": {
+        "text": _("Preview"),
+        "modal_text": _("What a run would do, without writing anything"),
+        "payload_schema": None,
+        "order": 2,
+        "icon": "eye",
+        "page": None,
+    },
     # The key names the link the form is posted to (``links.purge``).
     "purge": {
         "text": _("Purge"),
@@ -242,6 +278,9 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
         except HarvesterNotFound:
             abort(404)
         actions = context["actions"]  # serialised for this request: ours to fill in
+        actions["run_preview"]["page"] = url_for(
+            "administration.oai-harvesters-preview", pid_value=harvester["id"]
+        )
         confirm = actions["purge"]["payload_schema"]["confirm"]
         typed = _("Type %(id)s to confirm.", id=f"<code>{escape(harvester['id'])}</code>")
         confirm["metadata"] = {
@@ -277,6 +316,38 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
             }
         )
         return context
+
+
+class HarvesterPreviewView(HarvesterAdminMixin, AdminResourceDetailView):
+    """A dry run of one harvester: a form of run arguments that is posted to the harvester's
+    ``links.preview`` by the panel's JavaScript, and the report it answers (counts, field
+    changes, errors, notes) shown on the page. Nothing is written.
+
+    A page of one harvester, so a detail view: invenio-administration keeps those out of the
+    menu (any other view there needs a URL without arguments).
+    """
+
+    url = "/oai-harvesters/<pid_value>/preview"
+    name = "oai-harvesters-preview"
+    title = _("Preview a run")
+    template = "oarepo_oaipmh_harvester/administration/harvester-preview.html"
+    display_edit = False
+    display_delete = False
+
+    def get_context(self, pid_value: str | None = None) -> dict[str, Any]:
+        try:
+            harvester = current_harvester_service.read(g.identity, pid_value).to_dict()
+        except HarvesterNotFound:
+            abort(404)
+        return {
+            "title": self.title,
+            "name": self.name,
+            "harvester": harvester,
+            "form_schema": in_form_order(self._schema_to_json(PreviewFormSchema())),
+            "harvester_page": url_for(
+                "administration.oai-harvesters-details", pid_value=harvester["id"]
+            ),
+        }
 
 
 def format_time(value: str | None) -> str:

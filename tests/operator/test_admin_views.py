@@ -296,7 +296,8 @@ def test_run_now_offers_the_repairs_but_not_a_purge(as_admin, harvesters):
         assert in_order[:3] == ["since", "full", "identifiers"] and in_order[-1] == "title"
     # Only the detail page, where the harvester's records are counted, offers a purge.
     assert listed["actions"].keys() == {"run"}
-    assert list(detailed["actions"]) == ["purge", "run"]
+    # In the order of the page's menu (keys sorted): Preview beside Run now.
+    assert list(detailed["actions"]) == ["purge", "run", "run_preview"]
 
     # What the form posts: a repair goes to the run link like any other run.
     harvester = as_admin.get("/api/oai-harvest/harvesters/a").json
@@ -328,3 +329,71 @@ def test_purge_action_asks_for_the_id_and_posts_to_the_purge_link(as_admin, harv
     )
     assert res.status_code == 202, res.json
     assert res.json["title"] == "Purge" and res.json["status"] == "SUCCESS"
+
+
+def test_preview_action_opens_the_preview_page(as_admin, harvesters):
+    detailed = data_of(page(as_admin, f"{PANEL}/oai-harvesters/a"), "invenio-details-config")
+    preview = detailed["actions"]["run_preview"]
+    assert preview["payload_schema"] is None
+    assert preview["page"] == f"{PANEL}/oai-harvesters/a/preview"
+
+
+def test_preview_page_renders_the_form_for_administrators(as_admin, harvesters):
+    tree = page(as_admin, f"{PANEL}/oai-harvesters/a/preview")
+    assert "Preview a run" in tree.findtext(".//h1")
+    mount = data_of(tree, "oai-harvester-preview")
+    assert mount["harvester"]["id"] == "a"
+    assert mount["harvester"]["links"]["preview"] == (
+        "https://repo.example.org/api/oai-harvest/harvesters/a/preview"
+    )
+    assert mount["harvester-page"] == f"{PANEL}/oai-harvesters/a"
+    form = mount["form-schema"]
+    assert sorted(form, key=lambda name: form[name]["order"]) == [
+        *("since", "full", "identifiers", "rewrite", "errors_only", "force", "limit")
+    ]
+    assert every_field_has_a_widget(form, form)
+    assert form["limit"]["type"] == "integer" and "100" in form["limit"]["metadata"]["description"]
+    assert tree.xpath('//a[@id="oai-preview-back"]/@href') == [f"{PANEL}/oai-harvesters/a"]
+    # The page's script is the plugin's bundle: no inline script (CSP 'self').
+    inline = [s for s in tree.xpath("//script[not(@src)]") if (s.text or "").strip()]
+    assert not inline, [s.text[:80] for s in inline]
+    assert tree.xpath('//script[@src="oarepo-oaipmh-harvester-admin.js"]')
+
+
+def test_preview_page_is_for_administrators_only(login, users, harvesters):
+    client = login(None)
+    assert client.get(f"{PANEL}/oai-harvesters/a/preview").status_code == 403
+    for user in (users.plain, users.manager):  # a manager previews through the REST API
+        client = login(user)
+        assert client.get(f"{PANEL}/oai-harvesters/a/preview").status_code == 403
+    client = login(users.admin)
+    assert client.get(f"{PANEL}/oai-harvesters/nope/preview").status_code == 404
+
+
+def test_what_the_preview_page_posts_and_the_report_it_shows(as_admin, harvesters, corpus):
+    assert as_admin.post("/api/oai-harvest/harvesters/a/run").json["status"] == "SUCCESS"
+    changed = sorted(corpus.live_identifiers())[3]
+    corpus.advance_clock(minutes=5)
+    corpus.update(changed, metadata={**corpus.get(changed).metadata, "title": ["<b>New</b>"]})
+    mount = data_of(page(as_admin, f"{PANEL}/oai-harvesters/a/preview"), "oai-harvester-preview")
+
+    # What the form sends: every field, the empty ones as "" (the API drops them).
+    body = {"since": "", "full": False, "identifiers": "", "rewrite": False}
+    body |= {"errors_only": False, "force": False, "limit": ""}
+    res = as_admin.post(path_of(mount["harvester"]["links"]["preview"]), json=body)
+    assert res.status_code == 200, res.json
+    report = res.json
+    assert report["counts"]["examined"] == 1 and report["counts"]["updated"] == 1
+    (entry,) = report["entries"]
+    assert entry["identifier"] == changed and entry["action"] == "update"
+    assert {"op": "replace", "path": "/metadata/title/0", "value": "<b>New</b>"} in entry["changes"]
+    assert as_admin.get("/api/oai-harvest/harvesters/a/runs").json["hits"]["total"] == 1
+
+    # A bad argument is a 400 naming its field, which the form shows there.
+    res = as_admin.post(
+        path_of(mount["harvester"]["links"]["preview"]), json={**body, "errors_only": True}
+    )
+    assert res.status_code == 400
+    assert res.json["errors"] == [
+        {"field": "errors_only", "messages": ["errors_only goes with rewrite."]}
+    ]
