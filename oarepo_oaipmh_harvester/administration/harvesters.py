@@ -1,12 +1,12 @@
-"""Admin views of harvesters: list, details (job, last runs, run now, purge), create, edit and
-the preview (a dry run) of one harvester."""
+"""Admin views of harvesters: list, details (job, last runs, run now, preview, purge), create
+and edit. The preview page is in `preview`, the run forms in `forms`."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import abort, current_app, g, url_for
+from flask import abort, g, url_for
 from invenio_accounts.models import User
 from invenio_administration.views.base import (
     AdminResourceCreateView,
@@ -17,7 +17,6 @@ from invenio_administration.views.base import (
 from invenio_db import db
 from invenio_i18n import lazy_gettext as _
 from markupsafe import escape
-from marshmallow import Schema, fields
 
 from ..harvest.targets.options import POLICY_FIELDS
 from ..jobs import job_type_id
@@ -28,161 +27,11 @@ from ..proxies import (
     current_oai_harvester,
 )
 from ..services.errors import HarvesterNotFound
-from ..services.runs import PreviewRequestSchema
-from ..services.schemas import RunRequestSchema
 from ..services.targets import writable_target_ids
+from .forms import DETAIL_ACTIONS, RUN_ACTION, in_form_order
 
 EXTENSION_NAME = "oarepo-oaipmh-harvester"
 CATEGORY = _("OAI-PMH")
-
-FORM_TITLES = {
-    "since": _("Since"),
-    "full": _("Full harvest"),
-    "identifiers": _("Identifiers"),
-    "reconcile_only": _("Reconcile only"),
-    "reindex": _("Reindex"),
-    "rewrite": _("Rewrite"),
-    "errors_only": _("Errors only"),
-    "force": _("Force"),
-    "retry_errors": _("Retry failed records"),
-    "title": _("Title of the run"),
-    "limit": _("Limit"),
-}
-"""Labels of the run arguments in the panel's forms (the renderer shows the field name else;
-it capitalises the first letter and lowers the others)."""
-
-FORM_ORDER = (
-    *("since", "full", "identifiers", "reconcile_only", "reindex"),
-    *("rewrite", "errors_only", "force", "retry_errors", "limit", "title"),
-    *("confirm", "forget"),
-)
-"""The order of the fields in the panel's run forms."""
-
-
-def in_form_order(form: dict[str, Any]) -> dict[str, Any]:
-    """A form schema as the panel's renderer gets it, with each field's place in FORM_ORDER.
-
-    The renderer sorts the fields by an ``order`` that schemas do not have; without one they
-    come in the order of the page's JSON, which is sorted by name.
-    """
-    for name, field in form.items():
-        field["order"] = FORM_ORDER.index(name) if name in FORM_ORDER else len(FORM_ORDER)
-    return form
-
-
-def _with_titles(schema: Schema) -> None:
-    # The fields are the schema instance's own deep copies: the run arguments schema that the
-    # REST API and invenio-jobs describe keeps its metadata.
-    for name, field in schema.fields.items():
-        if name in FORM_TITLES:
-            field.metadata = {**field.metadata, "title": FORM_TITLES[name]}
-
-
-class RunNowFormSchema(RunRequestSchema):
-    """The Run now form: every run argument except a purge, which has its own action with a
-    typed confirmation (Purge...).
-
-    The REST run body (`RunRequestSchema`) still takes ``purge``, ``forget`` and ``confirm``:
-    it is the same body as the harvester's invenio-jobs job arguments, the purge endpoint
-    starts its run through it, and the service refuses a purge whose ``confirm`` is not the
-    harvester's id, whichever way it comes.
-    """
-
-    class Meta:
-        exclude = ("purge", "forget", "confirm")
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        _with_titles(self)
-
-
-class PurgeFormSchema(Schema):
-    """The Purge... form (posted to the harvester's ``links.purge``): the harvester's id typed
-    again, and whether the tracked records are forgotten too. Only describes the form; the
-    service loads and checks the body."""
-
-    confirm = fields.String(
-        required=True,
-        metadata={
-            "title": _("The harvester's id, to confirm"),
-            # Rendered as HTML by the form; the detail page puts the id in (escaped).
-            "description": _(
-                "<strong>Deletes every local record that this harvester created</strong>, "
-                "through its target service; records it took over stay. The next run is a "
-                "full one and harvests them again."
-            ),
-        },
-    )
-    forget = fields.Boolean(
-        load_default=False,
-        metadata={
-            "title": _("Forget the tracked records too"),
-            "description": _(
-                "Also delete what the harvester knows of each OAI identifier (datestamp, "
-                "stored XML, errors). Unticked, that stays, marked purged."
-            ),
-        },
-    )
-
-
-class PreviewFormSchema(PreviewRequestSchema):
-    """The preview page's form: the arguments a dry run can take that change what a run
-    would write, and the limit. A purge is never previewed; reindex and reconcile only
-    write nothing a preview could show."""
-
-    class Meta:
-        exclude = ("purge", "forget", "confirm", "reindex", "reconcile_only", "retry_errors")
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        _with_titles(self)
-        config = current_app.config
-        self.fields["limit"].metadata = {
-            **self.fields["limit"].metadata,
-            "description": _(
-                "Records to examine at most; empty: %(default)s (OAI_HARVESTER_PREVIEW_LIMIT), "
-                "at most %(maximum)s. The counts then cover only the records examined.",
-                default=config["OAI_HARVESTER_PREVIEW_LIMIT"],
-                maximum=config["OAI_HARVESTER_PREVIEW_MAX_LIMIT"],
-            ),
-        }
-
-
-RUN_ACTION = {
-    "run": {
-        "text": _("Run now"),
-        "modal_text": _("Start a harvest now"),
-        "payload_schema": RunNowFormSchema,
-        "order": 1,
-        "icon": "play",
-    }
-}
-"""Posts the form to the harvester's ``links.run`` (``POST /api/oai-harvest/harvesters/<id>/run``)."""
-
-DETAIL_ACTIONS = {
-    **RUN_ACTION,
-    # The page renders its actions in the order of their keys (the data attribute's JSON is
-    # sorted), as a menu: Purge..., Run now..., Preview..., Edit, Delete. "run_preview" puts
-    # Preview next to Run now; it has no endpoint, the panel's JavaScript opens the page.
-    "run_preview": {
-        "text": _("Preview"),
-        "modal_text": _("What a run would do, without writing anything"),
-        "payload_schema": None,
-        "order": 2,
-        "icon": "eye",
-        "page": None,
-    },
-    # The key names the link the form is posted to (``links.purge``).
-    "purge": {
-        "text": _("Purge"),
-        "modal_text": _("Delete every local record that this harvester created"),
-        "payload_schema": PurgeFormSchema,
-        "order": 3,
-        "icon": "trash alternate outline",
-    },
-}
-"""The detail page's actions. A purge is offered there only, beside what the harvester has
-harvested, not on every row of the list (where it would also turn Run now into a menu)."""
 
 
 class HarvesterAdminMixin:
@@ -316,38 +165,6 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
             }
         )
         return context
-
-
-class HarvesterPreviewView(HarvesterAdminMixin, AdminResourceDetailView):
-    """A dry run of one harvester: a form of run arguments that is posted to the harvester's
-    ``links.preview`` by the panel's JavaScript, and the report it answers (counts, field
-    changes, errors, notes) shown on the page. Nothing is written.
-
-    A page of one harvester, so a detail view: invenio-administration keeps those out of the
-    menu (any other view there needs a URL without arguments).
-    """
-
-    url = "/oai-harvesters/<pid_value>/preview"
-    name = "oai-harvesters-preview"
-    title = _("Preview a run")
-    template = "oarepo_oaipmh_harvester/administration/harvester-preview.html"
-    display_edit = False
-    display_delete = False
-
-    def get_context(self, pid_value: str | None = None) -> dict[str, Any]:
-        try:
-            harvester = current_harvester_service.read(g.identity, pid_value).to_dict()
-        except HarvesterNotFound:
-            abort(404)
-        return {
-            "title": self.title,
-            "name": self.name,
-            "harvester": harvester,
-            "form_schema": in_form_order(self._schema_to_json(PreviewFormSchema())),
-            "harvester_page": url_for(
-                "administration.oai-harvesters-details", pid_value=harvester["id"]
-            ),
-        }
 
 
 def format_time(value: str | None) -> str:

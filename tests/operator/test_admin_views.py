@@ -322,7 +322,7 @@ def test_purge_action_asks_for_the_id_and_posts_to_the_purge_link(as_admin, harv
     assert "Type <code>a</code> to confirm." in form["confirm"]["metadata"]["description"]
 
     # The action posts the form to the harvester's links.purge: a wrong id comes back on the
-    # field (see the test above), the right one starts the purge.
+    # field (test_rest_repairs.py), the right one starts the purge.
     harvester = as_admin.get("/api/oai-harvest/harvesters/a").json
     res = as_admin.post(
         path_of(harvester["links"]["purge"]), json={"confirm": "a", "forget": False}
