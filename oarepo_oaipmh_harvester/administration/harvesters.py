@@ -1,11 +1,12 @@
-"""Admin views of harvesters: list, details (job, last runs, run now), create and edit."""
+"""Admin views of harvesters: list, details (job, last runs, run now, preview, purge), create
+and edit. The preview page is in `preview`, the run forms in `forms`."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import abort, g
+from flask import abort, g, url_for
 from invenio_accounts.models import User
 from invenio_administration.views.base import (
     AdminResourceCreateView,
@@ -15,6 +16,7 @@ from invenio_administration.views.base import (
 )
 from invenio_db import db
 from invenio_i18n import lazy_gettext as _
+from markupsafe import escape
 
 from ..harvest.targets.options import POLICY_FIELDS
 from ..jobs import job_type_id
@@ -25,22 +27,11 @@ from ..proxies import (
     current_oai_harvester,
 )
 from ..services.errors import HarvesterNotFound
-from ..services.schemas import RunRequestSchema
 from ..services.targets import writable_target_ids
+from .forms import DETAIL_ACTIONS, RUN_ACTION, in_form_order
 
 EXTENSION_NAME = "oarepo-oaipmh-harvester"
 CATEGORY = _("OAI-PMH")
-
-RUN_ACTION = {
-    "run": {
-        "text": _("Run now"),
-        "modal_text": _("Start a harvest now"),
-        "payload_schema": RunRequestSchema,
-        "order": 1,
-        "icon": "play",
-    }
-}
-"""Posts the form to the harvester's ``links.run`` (``POST /api/oai-harvest/harvesters/<id>/run``)."""
 
 
 class HarvesterAdminMixin:
@@ -51,6 +42,13 @@ class HarvesterAdminMixin:
     api_endpoint_name = "oai_harvesters.search"
     pid_path = "id"
     list_view_name = "oai-harvesters"
+
+    def serialize_actions(self) -> dict[str, Any]:
+        actions = super().serialize_actions()
+        for action in actions.values():
+            if action.get("payload_schema"):
+                in_form_order(action["payload_schema"])
+        return actions
 
 
 class HarvesterListView(HarvesterAdminMixin, AdminResourceListView):
@@ -120,7 +118,7 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
         "created": {"text": _("Created"), "order": 12},
         "updated": {"text": _("Updated"), "order": 13},
     }
-    actions = RUN_ACTION
+    actions = DETAIL_ACTIONS
 
     def get_context(self, pid_value: str | None = None) -> dict[str, Any]:
         context = super().get_context(pid_value=pid_value)
@@ -128,6 +126,16 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
             harvester = current_harvester_service.read(g.identity, pid_value).to_dict()
         except HarvesterNotFound:
             abort(404)
+        actions = context["actions"]  # serialised for this request: ours to fill in
+        actions["run_preview"]["page"] = url_for(
+            "administration.oai-harvesters-preview", pid_value=harvester["id"]
+        )
+        confirm = actions["purge"]["payload_schema"]["confirm"]
+        typed = _("Type %(id)s to confirm.", id=f"<code>{escape(harvester['id'])}</code>")
+        confirm["metadata"] = {
+            **confirm["metadata"],
+            "description": f"{confirm['metadata']['description']} {typed}",
+        }
         runs = current_harvest_runs_service.search_runs(
             g.identity, pid_value, {"size": self.last_runs}
         ).to_dict()

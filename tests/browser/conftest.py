@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from invenio_app.config import APP_DEFAULT_SECURE_HEADERS as DEFAULT_SECURE_HEADERS
 
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
 from oarepo_oaipmh_harvester.testing.panel import (
@@ -78,6 +79,20 @@ def panel(search_server, browser_provider) -> Iterator[PanelSettings]:
         extra_config={
             "OAI_HARVESTER_REQUEST_TIMEOUT": (3.0, 10.0),
             "OAI_HARVESTER_MAX_RETRY_WAIT": 5.0,
+            # Scripts only from the site ('self': no inline script, no eval), so that a page
+            # needing more fails here with the browser's console error. invenio-app's default
+            # ({"default-src": ["'self'"], ...}) is loosened for what invenio's own pages need
+            # from the login page on: Semantic UI's checkbox font as a data: URI, and inline
+            # styles.
+            "APP_DEFAULT_SECURE_HEADERS": {
+                "force_https": False,
+                "content_security_policy": {
+                    **DEFAULT_SECURE_HEADERS["content_security_policy"],
+                    "script-src": ["'self'"],
+                    "font-src": ["'self'", "data:"],
+                    "style-src": ["'self'", "'unsafe-inline'"],
+                },
+            },
         },
     )
     build_assets(settings)

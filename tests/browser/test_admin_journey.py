@@ -4,17 +4,21 @@ Log in; a create form that refuses bad input on the right fields; create a harve
 and a harvest manager; edit it; run it now (full, since, identifiers, reconcile only) and see
 each result on its page; records list with facets and a record's detail; re-harvest a record;
 schedule the harvester's job in Administration -> Jobs and see the scheduler start it; the
-Job edit page; delete a harvester.
+Job edit page; the repairs: a preview of a changed record (its field changes, provider text
+shown as text), a preview stopped at its limit, a Run now with rewrite, a purge refused for a
+wrong id and done for the right one; delete a harvester.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import socket
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from oarepo_oaipmh_harvester.testing.panel import ADMIN_EMAIL, ADMIN_PASSWORD
 
@@ -53,9 +57,28 @@ def finished_runs(browser: Browser, harvester_id: str, count: int) -> list[dict]
     return wait_until(done, timeout=120)
 
 
+def open_action(browser: Browser, text: str) -> None:
+    """Choose an action of a harvester's page: they are in its menu (the gear)."""
+    browser.page.get_by_role("button", name="Open list of actions").first.click()
+    browser.page.locator(".menu .item", has_text=text).first.click()
+
+
 def open_run_form(browser: Browser) -> None:
-    browser.page.get_by_role("button", name="Run now").first.click()
+    open_action(browser, "Run now")
     browser.page.locator(".ui.modal form#action-form").wait_for()
+
+
+def tick(browser: Browser, name: str) -> None:
+    """Tick the checkbox of a run argument in the open form."""
+    browser.page.locator(f"form .field:has([name='{name}']) .checkbox").click()
+
+
+def local_records(browser: Browser, harvester_id: str) -> dict[str, str]:
+    """OAI identifier -> local pid of the harvester's records that have one."""
+    hits = browser.api(
+        "GET", f"/api/oai-harvest/records?harvester={harvester_id}&size=1000"
+    ).json()["hits"]["hits"]
+    return {hit["oai_identifier"]: hit["local_pid"] for hit in hits if hit["local_pid"]}
 
 
 def submit_run_form(browser: Browser) -> dict:
@@ -73,7 +96,27 @@ def submit_run_form(browser: Browser) -> dict:
     return {"link": link, "text": text}
 
 
-def test_admin_journey(chromium: Browser, browser_provider, browser_corpus, run_scheduler_once):
+def pid_statuses(database_uri: str, pids: list[str]) -> set[str]:
+    """The statuses of the sample target's persistent identifiers ("D": deleted)."""
+    engine = sa.create_engine(database_uri)
+    try:
+        with engine.connect() as connection:
+            rows = connection.execute(
+                sa.text(
+                    "SELECT pid_value, status FROM pidstore_pid "
+                    "WHERE pid_type = 'oaismp' AND pid_value = ANY(:pids)"
+                ),
+                {"pids": pids},
+            ).all()
+    finally:
+        engine.dispose()
+    assert len(rows) == len(pids)
+    return {status for _, status in rows}
+
+
+def test_admin_journey(
+    chromium: Browser, panel, browser_provider, browser_corpus, run_scheduler_once
+):
     browser = chromium
     page = browser.page
     provider = browser_provider.base_url
@@ -256,6 +299,144 @@ def test_admin_journey(chromium: Browser, browser_provider, browser_corpus, run_
             browser.screenshot("detail-scheduled"), README_SCREENSHOTS / "harvester-detail.png"
         )
 
+    # -- repairs: preview, Run now with rewrite, purge ----------------------------------------
+    # The provider changes a record; its new title is markup, to be shown as text.
+    # One set only: a record of phys:astro is listed twice (under phys too).
+    changed = min(r.identifier for r in browser_corpus.select(set_spec="math") if not r.deleted)
+    markup_title = '<img src=x onerror="window.oaiInjected=1"> Changed & <b>bold</b>'
+    browser_corpus.advance_clock(minutes=10)
+    browser_corpus.update(
+        changed, metadata={**browser_corpus.get(changed).metadata, "title": [markup_title]}
+    )
+    runs_before = len(runs_of(browser, "journey"))
+    stored = browser.api("GET", f"/api/oai-harvest/records/journey/{changed}").json()
+
+    with browser.step("preview"):
+        browser.goto("/administration/oai-harvesters/journey")
+        open_action(browser, "Preview")
+        page.wait_for_url(re.compile(r"/administration/oai-harvesters/journey/preview$"))
+        form = page.locator("#oai-preview-form form")
+        form.wait_for()
+        for name in ("since", "full", "identifiers", "rewrite", "errors_only", "force", "limit"):
+            assert form.locator(f"[name='{name}']").count() == 1, name
+        assert form.locator("[name='purge'], [name='confirm']").count() == 0
+        page.locator("#oai-preview-form").get_by_role("button", name="Preview").click()
+        report = page.locator("#oai-preview-report")
+        report.wait_for(timeout=60_000)
+        counts = {
+            name: int(report.locator(f"[data-count='{name}']").inner_text())
+            for name in ("examined", "created", "updated", "deleted", "unchanged", "failed")
+        }
+        assert counts == {
+            "examined": 1, "created": 0, "updated": 1, "deleted": 0, "unchanged": 0, "failed": 0
+        }, counts  # fmt: skip
+        entry = report.locator(f"tr.oai-preview-entry[data-identifier='{changed}']")
+        assert "update" in entry.inner_text()
+        change = entry.locator("tr.oai-preview-change", has_text="/metadata/title/0")
+        assert change.locator("code").first.inner_text() == "replace"
+        # The provider's markup is text on the page (the value as JSON), not elements.
+        assert json.dumps(markup_title, ensure_ascii=False) in change.inner_text()
+        assert report.locator("img").count() == 0 and report.locator("b").count() == 0
+        assert page.evaluate("window.oaiInjected") is None
+        assert not report.locator("#oai-preview-stopped").count()
+        # A preview writes nothing: no run, the tracked record as it was.
+        assert len(runs_of(browser, "journey")) == runs_before
+        after = browser.api("GET", f"/api/oai-harvest/records/journey/{changed}").json()
+        assert after["datestamp"] == stored["datestamp"]
+        assert after["transformed"] == stored["transformed"]
+        shutil.copy(
+            browser.screenshot("preview-report"), README_SCREENSHOTS / "harvester-preview.png"
+        )
+
+    with browser.step(
+        "preview-bad-argument", expect=[(400, r"/api/oai-harvest/harvesters/journey/preview$")]
+    ):
+        # Errors only goes with rewrite: the API's message on the field, no report.
+        tick(browser, "errors_only")
+        page.locator("#oai-preview-form").get_by_role("button", name="Preview").click()
+        wait_until(lambda: browser.error_of("errors_only"), timeout=30)
+        assert "errors_only goes with rewrite" in browser.error_of("errors_only")
+        assert "validation error" in page.locator("#oai-preview-error").inner_text()
+        assert not page.locator("#oai-preview-report").count()
+        tick(browser, "errors_only")
+
+    with browser.step("preview-stopped-at-the-limit"):
+        tick(browser, "full")
+        tick(browser, "force")
+        browser.fill("limit", "5")
+        page.locator("#oai-preview-form").get_by_role("button", name="Preview").click()
+        stopped = page.locator("#oai-preview-stopped")
+        stopped.wait_for(timeout=60_000)
+        assert "Stopped at the limit" in stopped.inner_text()
+        assert page.locator("[data-count='examined']").inner_text() == "5"
+        assert not page.locator("#oai-preview-error").count()  # the last error is gone
+        assert "No field differs." in page.locator("#oai-preview-entries").inner_text()
+        assert len(runs_of(browser, "journey")) == runs_before
+
+    with browser.step("run-now-rewrite"):
+        listed_before = len(browser_provider.requests)
+        browser.goto("/administration/oai-harvesters/journey")
+        open_run_form(browser)
+        form = page.locator(".ui.modal form#action-form")
+        for name in ("rewrite", "errors_only", "force", "retry_errors"):
+            assert form.locator(f"[name='{name}']").count() == 1, name
+        assert form.locator("[name='purge'], [name='confirm'], [name='forget']").count() == 0
+        tick(browser, "rewrite")
+        submit_run_form(browser)
+        runs = finished_runs(browser, "journey", runs_before + 1)
+        assert runs[0]["args"]["rewrite"] is True and runs[0]["title"] == "Rewrite from stored XML"
+        assert runs[0]["status"] == "SUCCESS", runs[0]["message"]
+        # From the stored XML: the provider was not asked, its change is not harvested.
+        assert len(browser_provider.requests) == listed_before
+        assert (
+            browser.api("GET", f"/api/oai-harvest/records/journey/{changed}").json()["datestamp"]
+            == stored["datestamp"]
+        )
+        # Closing the confirmation shows the harvester's page again, with the new run.
+        page.wait_for_url(re.compile(r"/administration/oai-harvesters/journey$"))
+        assert "Rewrite from stored XML" in page.locator("#oai-harvester-runs").inner_text()
+
+    local = local_records(browser, "journey")
+    assert local, "the journey harvester has local records to purge"
+    with browser.step(
+        "purge-wrong-id", expect=[(400, r"/api/oai-harvest/harvesters/journey/purge$")]
+    ):
+        browser.goto("/administration/oai-harvesters/journey")
+        open_action(browser, "Purge")
+        modal = page.locator(".ui.modal")
+        modal.locator("form#action-form").wait_for()
+        assert "Type journey to confirm." in modal.inner_text()
+        browser.fill("confirm", "journey-typo")
+        modal.locator("button[type=submit]").click()
+        wait_until(lambda: browser.error_of("confirm"), timeout=30)
+        assert "(journey)" in browser.error_of("confirm")
+        assert len(runs_of(browser, "journey")) == runs_before + 1  # nothing started
+        assert local_records(browser, "journey") == local
+
+    with browser.step("purge"):
+        browser.fill("confirm", "journey")
+        queued = submit_run_form(browser)
+        runs = finished_runs(browser, "journey", runs_before + 2)
+        assert queued["link"].endswith(runs[0]["id"])
+        assert runs[0]["args"]["purge"] is True and runs[0]["args"]["forget"] is False
+        assert runs[0]["status"] == "SUCCESS", runs[0]["message"]
+        assert runs[0]["updated_entries"] == len(local)  # "updated or deleted"
+        # The harvester's records are gone: no tracked record has a local one any more (the
+        # rows stay, marked purged) ...
+        assert local_records(browser, "journey") == {}
+        tracked = browser.api("GET", "/api/oai-harvest/records?harvester=journey&size=1").json()
+        assert tracked["hits"]["total"] >= len(local)
+        # ... and the target deleted each of them (the sample target has no REST API of its
+        # own: its persistent identifiers say so).
+        assert pid_statuses(panel.database_uri, list(local.values())) == {"D"}
+        # The next run starts from nothing and harvests them again.
+        assert browser.api("GET", "/api/oai-harvest/harvesters/journey").json()["watermark"] is None
+        # Closing the confirmation showed the harvester's page; now with the purge done.
+        page.wait_for_url(re.compile(r"/administration/oai-harvesters/journey$"))
+        browser.goto("/administration/oai-harvesters/journey")
+        first_run = page.locator("#oai-harvester-runs tbody tr").first.inner_text()
+        assert "Purge" in first_run and "SUCCESS" in first_run, first_run
+
     # -- delete -------------------------------------------------------------------------------
     with browser.step("delete"):
         browser.api(
@@ -271,7 +452,8 @@ def test_admin_journey(chromium: Browser, browser_provider, browser_corpus, run_
             headers={"Content-Type": "application/json"},
         )
         browser.goto("/administration/oai-harvesters/to-delete")
-        page.locator("button.red, button:has(i.trash)").first.click()
+        page.get_by_role("button", name="Open list of actions").first.click()
+        page.locator(".menu [aria-label='Delete']").click()  # an icon in the menu, no text
         page.locator(".ui.modal").get_by_role("button", name="Delete").click()
         page.wait_for_url(LIST_PAGE)
         assert browser.api("GET", "/api/oai-harvest/harvesters/to-delete").status == 404

@@ -274,3 +274,126 @@ def test_broken_xml_is_shown_as_stored(as_admin, harvesters):
     track("a", "oai:x:2", original_xml="<record><unclosed>")
     tree = page(as_admin, f"{PANEL}/oai-harvested-records/a/oai:x:2")
     assert tree.xpath('//*[@id="oai-record-xml"]/pre')[0].text == "<record><unclosed>"
+
+
+# -- repairs: Run now's arguments, Purge..., Preview... -----------------------------------------
+REPAIRS = {"rewrite", "errors_only", "force", "retry_errors"}
+PURGE_ONLY = {"purge", "forget", "confirm"}
+
+
+def test_run_now_offers_the_repairs_but_not_a_purge(as_admin, harvesters):
+    listed = data_of(page(as_admin, f"{PANEL}/oai-harvesters"), "invenio-search-config")
+    detailed = data_of(page(as_admin, f"{PANEL}/oai-harvesters/a"), "invenio-details-config")
+    for actions in (listed["actions"], detailed["actions"]):
+        form = actions["run"]["payload_schema"]
+        assert form.keys() >= REPAIRS | {"since", "full", "identifiers", "reconcile_only"}
+        assert not form.keys() & PURGE_ONLY  # a purge has its own action, with a typed id
+        assert every_field_has_a_widget(form, form)
+        # Labels, not field names ("Errors_only"), in the order of a form, not by name.
+        assert form["errors_only"]["title"] == "Errors only"
+        assert form["retry_errors"]["title"] == "Retry failed records"
+        in_order = sorted(form, key=lambda name: form[name]["order"])
+        assert in_order[:3] == ["since", "full", "identifiers"] and in_order[-1] == "title"
+    # Only the detail page, where the harvester's records are counted, offers a purge.
+    assert listed["actions"].keys() == {"run"}
+    # In the order of the page's menu (keys sorted): Preview beside Run now.
+    assert list(detailed["actions"]) == ["purge", "run", "run_preview"]
+
+    # What the form posts: a repair goes to the run link like any other run.
+    harvester = as_admin.get("/api/oai-harvest/harvesters/a").json
+    res = as_admin.post(
+        path_of(harvester["links"]["run"]),
+        json={"rewrite": True, "errors_only": True, "force": False, "retry_errors": False},
+    )
+    assert res.status_code == 202 and res.json["args"]["rewrite"] is True
+    assert res.json["title"] == "Rewrite from stored XML"
+
+
+def test_purge_action_asks_for_the_id_and_posts_to_the_purge_link(as_admin, harvesters):
+    detailed = data_of(page(as_admin, f"{PANEL}/oai-harvesters/a"), "invenio-details-config")
+    purge = detailed["actions"]["purge"]
+    form = purge["payload_schema"]
+    assert form.keys() == {"confirm", "forget"}
+    assert form["confirm"]["order"] < form["forget"]["order"]
+    assert form["confirm"]["required"] and form["forget"]["type"] == "bool"
+    assert every_field_has_a_widget(form, form)
+    # The form says what a purge does and which id to type (its description is HTML).
+    assert "Deletes every local record" in form["confirm"]["metadata"]["description"]
+    assert "Type <code>a</code> to confirm." in form["confirm"]["metadata"]["description"]
+
+    # The action posts the form to the harvester's links.purge: a wrong id comes back on the
+    # field (test_rest_repairs.py), the right one starts the purge.
+    harvester = as_admin.get("/api/oai-harvest/harvesters/a").json
+    res = as_admin.post(
+        path_of(harvester["links"]["purge"]), json={"confirm": "a", "forget": False}
+    )
+    assert res.status_code == 202, res.json
+    assert res.json["title"] == "Purge" and res.json["status"] == "SUCCESS"
+
+
+def test_preview_action_opens_the_preview_page(as_admin, harvesters):
+    detailed = data_of(page(as_admin, f"{PANEL}/oai-harvesters/a"), "invenio-details-config")
+    preview = detailed["actions"]["run_preview"]
+    assert preview["payload_schema"] is None
+    assert preview["page"] == f"{PANEL}/oai-harvesters/a/preview"
+
+
+def test_preview_page_renders_the_form_for_administrators(as_admin, harvesters):
+    tree = page(as_admin, f"{PANEL}/oai-harvesters/a/preview")
+    assert "Preview a run" in tree.findtext(".//h1")
+    mount = data_of(tree, "oai-harvester-preview")
+    assert mount["harvester"]["id"] == "a"
+    assert mount["harvester"]["links"]["preview"] == (
+        "https://repo.example.org/api/oai-harvest/harvesters/a/preview"
+    )
+    assert mount["harvester-page"] == f"{PANEL}/oai-harvesters/a"
+    form = mount["form-schema"]
+    assert sorted(form, key=lambda name: form[name]["order"]) == [
+        *("since", "full", "identifiers", "rewrite", "errors_only", "force", "limit")
+    ]
+    assert every_field_has_a_widget(form, form)
+    assert form["limit"]["type"] == "integer" and "100" in form["limit"]["metadata"]["description"]
+    assert tree.xpath('//a[@id="oai-preview-back"]/@href') == [f"{PANEL}/oai-harvesters/a"]
+    # The page's script is the plugin's bundle: no inline script (CSP 'self').
+    inline = [s for s in tree.xpath("//script[not(@src)]") if (s.text or "").strip()]
+    assert not inline, [s.text[:80] for s in inline]
+    assert tree.xpath('//script[@src="oarepo-oaipmh-harvester-admin.js"]')
+
+
+def test_preview_page_is_for_administrators_only(login, users, harvesters):
+    client = login(None)
+    assert client.get(f"{PANEL}/oai-harvesters/a/preview").status_code == 403
+    for user in (users.plain, users.manager):  # a manager previews through the REST API
+        client = login(user)
+        assert client.get(f"{PANEL}/oai-harvesters/a/preview").status_code == 403
+    client = login(users.admin)
+    assert client.get(f"{PANEL}/oai-harvesters/nope/preview").status_code == 404
+
+
+def test_what_the_preview_page_posts_and_the_report_it_shows(as_admin, harvesters, corpus):
+    assert as_admin.post("/api/oai-harvest/harvesters/a/run").json["status"] == "SUCCESS"
+    changed = sorted(corpus.live_identifiers())[3]
+    corpus.advance_clock(minutes=5)
+    corpus.update(changed, metadata={**corpus.get(changed).metadata, "title": ["<b>New</b>"]})
+    mount = data_of(page(as_admin, f"{PANEL}/oai-harvesters/a/preview"), "oai-harvester-preview")
+
+    # What the form sends: every field, the empty ones as "" (the API drops them).
+    body = {"since": "", "full": False, "identifiers": "", "rewrite": False}
+    body |= {"errors_only": False, "force": False, "limit": ""}
+    res = as_admin.post(path_of(mount["harvester"]["links"]["preview"]), json=body)
+    assert res.status_code == 200, res.json
+    report = res.json
+    assert report["counts"]["examined"] == 1 and report["counts"]["updated"] == 1
+    (entry,) = report["entries"]
+    assert entry["identifier"] == changed and entry["action"] == "update"
+    assert {"op": "replace", "path": "/metadata/title/0", "value": "<b>New</b>"} in entry["changes"]
+    assert as_admin.get("/api/oai-harvest/harvesters/a/runs").json["hits"]["total"] == 1
+
+    # A bad argument is a 400 naming its field, which the form shows there.
+    res = as_admin.post(
+        path_of(mount["harvester"]["links"]["preview"]), json={**body, "errors_only": True}
+    )
+    assert res.status_code == 400
+    assert res.json["errors"] == [
+        {"field": "errors_only", "messages": ["errors_only goes with rewrite."]}
+    ]

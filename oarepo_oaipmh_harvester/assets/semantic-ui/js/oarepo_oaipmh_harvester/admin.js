@@ -1,11 +1,31 @@
-// The "Run now" action of the harvester pages: after the run is queued, say so and link to it
-// (invenio-administration closes the form without a word). Loaded before the panel's own
-// bundle, so that the override is in the store when the page renders.
-import React, { useState } from "react";
+// The panel's own JavaScript for the harvester pages, loaded before invenio-administration's
+// bundles so that the overrides are in the store when a page renders:
+// - Run now, Re-harvest and Purge say that the run was queued and link it (invenio-administration
+//   closes the form without a word);
+// - Preview... on a harvester's page opens the preview page (a modal only shows success or
+//   failure, a preview is a report to read);
+// - the preview page itself: the run arguments form, posted to the harvester's links.preview,
+//   and the report it answers. Everything shown goes through React, which escapes it: the
+//   report holds what a provider sent (titles, error messages).
+import React, { useEffect, useState } from "react";
+import ReactDOM from "react-dom";
 import PropTypes from "prop-types";
 import { overrideStore } from "react-overridable";
-import { Button, Message, Modal } from "semantic-ui-react";
-import { ActionForm } from "@js/invenio_administration";
+import { Form, Formik } from "formik";
+import { http } from "react-invenio-forms";
+import {
+  Button,
+  Form as SemanticForm,
+  Header,
+  Label,
+  List,
+  Message,
+  Modal,
+  Table,
+} from "semantic-ui-react";
+import { ActionForm, GenerateForm } from "@js/invenio_administration";
+
+const onDetailsPage = () => document.getElementById("invenio-details-config") !== null;
 
 export const RunNowForm = ({ actionSuccessCallback, ...props }) => {
   const [run, setRun] = useState(null);
@@ -13,6 +33,10 @@ export const RunNowForm = ({ actionSuccessCallback, ...props }) => {
     return <ActionForm {...props} actionSuccessCallback={(data) => setRun(data)} />;
   }
   const runLink = run?.links?.self_html;
+  // A detail page draws a harvester's runs (a record's state) server-side: show it again,
+  // with the new run, rather than going to the list as invenio-administration does.
+  const close = () =>
+    onDetailsPage() ? window.location.reload() : actionSuccessCallback(run);
   return (
     <>
       <Modal.Content>
@@ -32,7 +56,7 @@ export const RunNowForm = ({ actionSuccessCallback, ...props }) => {
         </Message>
       </Modal.Content>
       <Modal.Actions>
-        <Button primary onClick={() => actionSuccessCallback(run)}>
+        <Button primary onClick={close}>
           Close
         </Button>
       </Modal.Actions>
@@ -44,5 +68,297 @@ RunNowForm.propTypes = {
   actionSuccessCallback: PropTypes.func.isRequired,
 };
 
+export const OpenPreviewPage = ({ actionConfig }) => {
+  const page = actionConfig?.page;
+  useEffect(() => {
+    if (page) {
+      window.location.assign(page);
+    }
+  }, [page]);
+  return (
+    <Modal.Content>
+      <p>
+        <a href={page}>Opening the preview…</a>
+      </p>
+    </Modal.Content>
+  );
+};
+
+OpenPreviewPage.propTypes = {
+  actionConfig: PropTypes.object.isRequired,
+};
+
 overrideStore.add("InvenioAdministration.ResourceActions.ModalBody.run", RunNowForm);
 overrideStore.add("InvenioAdministration.ResourceActions.ModalBody.reharvest", RunNowForm);
+overrideStore.add("InvenioAdministration.ResourceActions.ModalBody.purge", RunNowForm);
+overrideStore.add("InvenioAdministration.ResourceActions.ModalBody.run_preview", OpenPreviewPage);
+
+// -- the preview page ------------------------------------------------------------------------
+
+const COUNTS = [
+  ["examined", "Examined"],
+  ["created", "Created"],
+  ["updated", "Updated"],
+  ["deleted", "Deleted"],
+  ["unchanged", "Unchanged"],
+  ["failed", "Failed"],
+];
+
+const ACTION_COLORS = { create: "green", update: "blue", delete: "orange", fail: "red" };
+
+const MAX_VALUE_LENGTH = 500;
+
+const shown = (value) => {
+  const text = JSON.stringify(value);
+  if (text === undefined) {
+    return "";
+  }
+  return text.length > MAX_VALUE_LENGTH ? `${text.slice(0, MAX_VALUE_LENGTH)}…` : text;
+};
+
+const Changes = ({ changes }) => (
+  <Table compact="very" basic="very" className="oai-preview-changes">
+    <Table.Body>
+      {changes.map((change, index) => (
+        <Table.Row key={index} className="oai-preview-change">
+          <Table.Cell collapsing>
+            <code>{change.op}</code>
+          </Table.Cell>
+          <Table.Cell collapsing>
+            <code>{change.path}</code>
+          </Table.Cell>
+          <Table.Cell>{"value" in change && <code>{shown(change.value)}</code>}</Table.Cell>
+        </Table.Row>
+      ))}
+    </Table.Body>
+  </Table>
+);
+
+Changes.propTypes = {
+  changes: PropTypes.array.isRequired,
+};
+
+const Entries = ({ entries }) => (
+  <Table compact celled id="oai-preview-entries">
+    <Table.Header>
+      <Table.Row>
+        <Table.HeaderCell>OAI identifier</Table.HeaderCell>
+        <Table.HeaderCell>Would</Table.HeaderCell>
+        <Table.HeaderCell>Local record</Table.HeaderCell>
+        <Table.HeaderCell>Changes of fields (op, path, value) or errors</Table.HeaderCell>
+      </Table.Row>
+    </Table.Header>
+    <Table.Body>
+      {entries.map((entry, index) => (
+        <Table.Row
+          key={index}
+          className="oai-preview-entry"
+          data-identifier={entry.identifier}
+          negative={entry.action === "fail"}
+        >
+          <Table.Cell>
+            <code>{entry.identifier}</code>
+          </Table.Cell>
+          <Table.Cell collapsing>
+            <Label size="small" color={ACTION_COLORS[entry.action]}>
+              {entry.action}
+            </Label>
+          </Table.Cell>
+          <Table.Cell collapsing>{entry.pid || ""}</Table.Cell>
+          <Table.Cell>
+            {entry.changes && entry.changes.length > 0 && <Changes changes={entry.changes} />}
+            {entry.changes && entry.changes.length === 0 && (
+              <span className="text-muted">No field differs.</span>
+            )}
+            {entry.errors && entry.errors.length > 0 && (
+              <List bulleted className="oai-preview-errors">
+                {entry.errors.map((error, errorIndex) => (
+                  <List.Item key={errorIndex}>{error}</List.Item>
+                ))}
+              </List>
+            )}
+          </Table.Cell>
+        </Table.Row>
+      ))}
+    </Table.Body>
+  </Table>
+);
+
+Entries.propTypes = {
+  entries: PropTypes.array.isRequired,
+};
+
+export const PreviewReport = ({ report }) => {
+  const counts = report.counts || {};
+  const entries = report.entries || [];
+  const notes = report.notes || [];
+  const changed = ["created", "updated", "deleted", "failed"].reduce(
+    (sum, name) => sum + (counts[name] || 0),
+    0
+  );
+  const reconciliation = report.predicted_reconciliation;
+  return (
+    <div id="oai-preview-report" className="rel-mt-2">
+      <Header as="h2">What a run would do</Header>
+      {report.message && <p id="oai-preview-message">{report.message}</p>}
+      <Table compact celled unstackable id="oai-preview-counts">
+        <Table.Header>
+          <Table.Row>
+            {COUNTS.map(([name, label]) => (
+              <Table.HeaderCell key={name}>{label}</Table.HeaderCell>
+            ))}
+          </Table.Row>
+        </Table.Header>
+        <Table.Body>
+          <Table.Row>
+            {COUNTS.map(([name]) => (
+              <Table.Cell key={name} data-count={name}>
+                {counts[name] || 0}
+              </Table.Cell>
+            ))}
+          </Table.Row>
+        </Table.Body>
+      </Table>
+      {report.stopped_early && (
+        <Message warning id="oai-preview-stopped">
+          <Message.Header>Stopped at the limit</Message.Header>
+          <p>
+            The preview examined {counts.examined} records (its limit is {report.limit}) and
+            stopped; a run would go on. The counts cover only the records examined.
+          </p>
+        </Message>
+      )}
+      {reconciliation !== null && reconciliation !== undefined && (
+        <Message info id="oai-preview-reconciliation">
+          Reconciliation: after this window a run would delete {reconciliation} local
+          {reconciliation === 1 ? " record" : " records"} that the provider no longer lists.
+        </Message>
+      )}
+      {entries.length > 0 ? (
+        <>
+          <Header as="h3">
+            {entries.length < changed
+              ? `The first ${entries.length} of ${changed} records a run would change`
+              : "Records a run would change"}
+          </Header>
+          <Entries entries={entries} />
+        </>
+      ) : (
+        <p id="oai-preview-nothing">A run would change no record.</p>
+      )}
+      {notes.length > 0 && (
+        <>
+          <Header as="h3">Notes</Header>
+          <List bulleted id="oai-preview-notes">
+            {notes.map((note, index) => (
+              <List.Item key={index}>{note}</List.Item>
+            ))}
+          </List>
+        </>
+      )}
+      {report.requests !== undefined && (
+        <p className="text-muted" id="oai-preview-requests">
+          Requests to the provider: {report.requests}. Nothing was written.
+        </p>
+      )}
+    </div>
+  );
+};
+
+PreviewReport.propTypes = {
+  report: PropTypes.object.isRequired,
+};
+
+const errorsByField = (errors) =>
+  Object.fromEntries(
+    (errors || [])
+      .filter((error) => error.field && Array.isArray(error.messages))
+      .map((error) => [error.field, error.messages.join(" ")])
+  );
+
+// The run arguments form of the preview page. Not invenio-administration's ActionForm: that
+// keeps an error shown after a later success, and a report belongs beside the form.
+export const PreviewForm = ({ harvester, formSchema, harvesterPage, onReport }) => {
+  const [error, setError] = useState(null);
+  const submit = async (values, { setErrors, setSubmitting }) => {
+    setError(null);
+    onReport(null);
+    try {
+      // The panel's HTTP client: the session's CSRF token, the Accept header of the panel.
+      const response = await http.post(harvester.links.preview, values);
+      onReport(response.data);
+    } catch (failure) {
+      const answer = failure?.response?.data;
+      if (answer?.errors) {
+        setErrors(errorsByField(answer.errors));
+      }
+      setError(answer?.message || failure.message);
+    } finally {
+      setSubmitting(false);
+    }
+  };
+  return (
+    <Formik initialValues={{}} onSubmit={submit}>
+      {(formikProps) => (
+        <SemanticForm as={Form} onSubmit={formikProps.handleSubmit}>
+          <GenerateForm
+            jsonSchema={formSchema}
+            formFields={formSchema}
+            create
+            dropDumpOnly
+            formikProps={formikProps}
+            formData={{}}
+          />
+          {error && (
+            <Message negative id="oai-preview-error">
+              <Message.Header>The preview failed</Message.Header>
+              <p>{error}</p>
+            </Message>
+          )}
+          <Button
+            type="submit"
+            primary
+            loading={formikProps.isSubmitting}
+            disabled={formikProps.isSubmitting}
+          >
+            Preview
+          </Button>
+          <Button type="button" basic onClick={() => window.location.assign(harvesterPage)}>
+            Back to the harvester
+          </Button>
+        </SemanticForm>
+      )}
+    </Formik>
+  );
+};
+
+PreviewForm.propTypes = {
+  harvester: PropTypes.object.isRequired,
+  formSchema: PropTypes.object.isRequired,
+  harvesterPage: PropTypes.string.isRequired,
+  onReport: PropTypes.func.isRequired,
+};
+
+export const PreviewPage = (props) => {
+  const [report, setReport] = useState(null);
+  return (
+    <>
+      <div className="ui segment" id="oai-preview-form">
+        <PreviewForm {...props} onReport={setReport} />
+      </div>
+      {report && <PreviewReport report={report} />}
+    </>
+  );
+};
+
+const previewRoot = document.getElementById("oai-harvester-preview");
+if (previewRoot) {
+  ReactDOM.render(
+    <PreviewPage
+      harvester={JSON.parse(previewRoot.dataset.harvester)}
+      formSchema={JSON.parse(previewRoot.dataset.formSchema)}
+      harvesterPage={JSON.parse(previewRoot.dataset.harvesterPage)}
+    />,
+    previewRoot
+  );
+}
