@@ -21,7 +21,10 @@ def _modules() -> dict[str, Path]:
     return {
         _module_name(path): path
         for path in PACKAGE.rglob("*.py")
-        if "alembic" not in path.parts and "-" not in path.as_posix()
+        # Migrations are no modules of the package; a name with "-" is no importable module
+        # (asked of the path inside the package: the checkout's own folder may have one).
+        if "alembic" not in path.relative_to(PACKAGE).parts
+        and "-" not in path.relative_to(PACKAGE).as_posix()
     }
 
 

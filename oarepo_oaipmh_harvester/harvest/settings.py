@@ -13,8 +13,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ..protocol.networks import LOOPBACK_AND_PRIVATE_NETWORKS
-from ..protocol.options import ProtocolOptions
-from ..protocol.transport import user_agent
+from ..protocol.options import ProtocolOptions, user_agent
 from .reconcile import ReconcileMode
 
 PROTOCOL_KEYS = {"timeout": "OAI_HARVESTER_REQUEST_TIMEOUT"}

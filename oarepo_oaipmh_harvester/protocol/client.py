@@ -99,7 +99,7 @@ class OAIClient:
     Tuning comes from ``options`` (a :class:`~.options.ProtocolOptions`, whose defaults are
     the application's), with single fields overridden by keyword: ``OAIClient(url,
     max_retries=2)`` is ``OAIClient(url, ProtocolOptions(max_retries=2))``.  ``user_agent``
-    (None: :data:`~.transport.DEFAULT_USER_AGENT`) and ``session`` (None: a session of the
+    (None: :data:`~.options.DEFAULT_USER_AGENT`) and ``session`` (None: a session of the
     client's own) are not tuning and stay separate.
 
     ``request_count`` counts logical OAI-PMH requests (one per page, Identify, GetRecord...);

@@ -13,7 +13,19 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from .. import __version__
 from .networks import DEFAULT_FORBIDDEN_NETWORKS, parse_networks
+
+PROJECT_URL = "https://github.com/oarepo/oarepo-oaipmh-harvester"
+
+
+def user_agent(*details: str) -> str:
+    """Our User-Agent: name, version and project URL, then `details` (who harvests, contact)."""
+    extra = "".join(f"; {detail}" for detail in details if detail)
+    return f"oarepo-oaipmh-harvester/{__version__} (+{PROJECT_URL}{extra})"
+
+
+DEFAULT_USER_AGENT = user_agent()
 
 
 @dataclass(frozen=True, slots=True)

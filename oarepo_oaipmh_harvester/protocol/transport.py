@@ -25,7 +25,6 @@ import requests
 from requests.adapters import HTTPAdapter
 from requests.utils import select_proxy
 
-from .. import __version__
 from . import deadline
 from .adapter import GuardedAdapter
 from .errors import (
@@ -36,7 +35,7 @@ from .errors import (
     RequestDeadlineExceeded,
 )
 from .networks import check_url_allowed, parse_networks
-from .options import ProtocolOptions
+from .options import DEFAULT_USER_AGENT, ProtocolOptions
 from .retry import (
     FAIL_AT_ONCE,
     RETRY_STATUSES,
@@ -47,18 +46,6 @@ from .retry import (
 )
 
 log = logging.getLogger(__name__)
-
-PROJECT_URL = "https://github.com/oarepo/oarepo-oaipmh-harvester"
-
-
-def user_agent(*details: str) -> str:
-    """Our User-Agent: name, version and project URL, then `details` (who harvests, contact)."""
-    extra = "".join(f"; {detail}" for detail in details if detail)
-    return f"oarepo-oaipmh-harvester/{__version__} (+{PROJECT_URL}{extra})"
-
-
-DEFAULT_USER_AGENT = user_agent()
-
 
 def origin(url: str) -> str:
     """``scheme://host:port`` of a URL, lower-case, with the default port made explicit."""
@@ -402,8 +389,6 @@ class _BodyReadError(Exception):
 
 
 __all__ = [
-    "DEFAULT_USER_AGENT",
-    "user_agent",
     "RETRY_STATUSES",
     "BoundedRetry",
     "RawResponse",

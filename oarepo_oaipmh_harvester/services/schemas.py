@@ -344,12 +344,18 @@ class HarvestedRecordSchema(Schema):
     warnings = fields.List(fields.String(), dump_only=True)
     harvested_at = TZDateTime(timezone=UTC, format="iso", dump_only=True)
     run_id = fields.UUID(dump_only=True, allow_none=True)
+    attempts = fields.Integer(dump_only=True)
+    next_attempt_at = TZDateTime(timezone=UTC, format="iso", dump_only=True, allow_none=True)
+    purged = fields.Boolean(dump_only=True)
+    adopted = fields.Boolean(dump_only=True)
     original_xml = fields.String(dump_only=True, allow_none=True)
     transformed = fields.Raw(dump_only=True, allow_none=True)
 
     def _state(self, row: Any) -> str:
-        """In words, for lists: what the source says of the record."""
-        return "deleted at the source" if row.deleted else "live"
+        """In words, for lists: what the source says of the record, and a purge's mark."""
+        if row.deleted:
+            return "deleted at the source"
+        return "live, purged locally (the next harvest recreates it)" if row.purged else "live"
 
     def _errors_summary(self, row: Any) -> str:
         errors = row.errors or []

@@ -152,6 +152,8 @@ def build_assets(settings: PanelSettings, *, log: Path | None = None) -> None:
     log = log or instance / "assets-build.log"
     _print(f"Building the panel's assets once (about 3 minutes; log: {log}) ...")
     started = time.monotonic()
+    # Taken before building: a bundle edited while the build runs makes the next run build again.
+    digest = _assets_digest()
     with log.open("w") as output:
         for command in ([invenio, "collect", "-v"], [invenio, "webpack", "buildall"]):
             completed = subprocess.run(command, env=env, stdout=output, stderr=subprocess.STDOUT)
@@ -159,7 +161,7 @@ def build_assets(settings: PanelSettings, *, log: Path | None = None) -> None:
                 raise RuntimeError(f"{' '.join(command[1:])} failed; see {log}")
     if not (instance / "static" / "dist" / "manifest.json").exists():
         raise RuntimeError(f"The webpack build wrote no manifest; see {log}")
-    (instance / "assets-built-from").write_text(_assets_digest())
+    (instance / "assets-built-from").write_text(digest)
     _print(f"Assets built in {time.monotonic() - started:.0f} s.")
 
 

@@ -17,7 +17,8 @@ from oarepo_oaipmh_harvester.protocol.errors import (
     MalformedResponse,
     OAITransportError,
 )
-from oarepo_oaipmh_harvester.protocol.transport import DEFAULT_USER_AGENT, _backoff
+from oarepo_oaipmh_harvester.protocol.options import DEFAULT_USER_AGENT
+from oarepo_oaipmh_harvester.protocol.transport import _backoff
 
 from .wire import Reply, envelope, error, identify, record, records_page
 

@@ -19,7 +19,10 @@ from oarepo_oaipmh_harvester.harvest.transformers import DublinCoreTransformer
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
 from oarepo_oaipmh_harvester.models import OAIHarvester
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord
-from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
+from oarepo_oaipmh_harvester.proxies import (
+    current_harvest_runs_service,
+    current_harvested_records_service,
+)
 from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecord
 
 from .helpers import local_titles, record_versions, tracking
@@ -329,6 +332,8 @@ def test_purge_removes_exactly_the_harvesters_records(harvested, provider, corpu
     rows = tracking()
     assert len(rows) == 50 and all(row.purged and row.local_pid is None for row in rows.values())
     assert db.session.get(OAIHarvester, "test").watermarks is None
+    shown = current_harvested_records_service.read(system_identity, "test", next(iter(rows)))
+    assert shown.data["purged"] and shown.data["state"].startswith("live, purged locally")
 
     again = harvest_again(corpus)  # no watermark: a full harvest recreates every record
 
