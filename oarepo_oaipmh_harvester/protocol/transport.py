@@ -47,6 +47,7 @@ from .retry import (
 
 log = logging.getLogger(__name__)
 
+
 def origin(url: str) -> str:
     """``scheme://host:port`` of a URL, lower-case, with the default port made explicit."""
     parts = urlsplit(url)
