@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Developer entry point.
-#   ./run.sh demo      a demo harvest on an embedded default (SQLite, osmem-server, local provider)
+#   ./run.sh demo      a demo harvest on an embedded default (SQLite, osmem-server, local provider);
+#                      --rdm: into a real InvenioRDM records service
 #   ./run.sh test      the test suite (PostgreSQL on 127.0.0.1:5432 by default; see README)
 #   ./run.sh lint      ruff
 #   ./run.sh bench     the harvest benchmark (arguments are passed on)

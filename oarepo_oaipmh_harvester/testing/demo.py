@@ -1,11 +1,17 @@
 """A demo harvest on an embedded default: SQLite, osmem-server and a bundled local provider.
 
     python -m oarepo_oaipmh_harvester.testing.demo [--records 3000]
+    python -m oarepo_oaipmh_harvester.testing.demo --rdm [--records 40]
 
 It boots a real Invenio API application, registers a harvester with the same command an
 operator types (`invenio oai harvester create`), runs a first full harvest, changes records
 at the provider (edits, deletions, additions), runs an incremental harvest and checks that
 the local service holds exactly the provider's live records.
+
+With ``--rdm`` (needs the ``rdm`` extra) the target is InvenioRDM's records service
+(invenio-rdm-records, draft-enabled, validated against real vocabulary entries), the
+transformer is ``oai_dc_rdm``: every live source record must end up published, every deleted
+one as an RDM tombstone. RDM publishes a few records a second, hence the smaller default.
 """
 
 from __future__ import annotations
@@ -24,11 +30,17 @@ def _print(message: str = "") -> None:
     print(message, flush=True)
 
 
-def build_app(workdir: Path, search_url: str):
+def build_app(workdir: Path, search_url: str, rdm: bool = False):
     from invenio_app.factory import create_api
 
+    extra: dict = {}
+    if rdm:
+        from .rdm import rdm_config
+
+        extra = rdm_config(external_dois=True)
     host, port = search_url.split("://", 1)[-1].rstrip("/").rsplit(":", 1)
-    return create_api(
+    app = create_api(
+        **extra,
         SQLALCHEMY_DATABASE_URI=f"sqlite:///{workdir / 'demo.db'}",
         SEARCH_HOSTS=[{"host": host, "port": int(port)}],
         SEARCH_INDEX_PREFIX="oaidemo-",
@@ -44,9 +56,16 @@ def build_app(workdir: Path, search_url: str):
         SECRET_KEY="demo-not-secret",
         RECORDS_REFRESOLVER_CLS="invenio_records.resolver.InvenioRefResolver",
         RECORDS_REFRESOLVER_STORE="invenio_jsonschemas.proxies.current_refresolver_store",
-        APP_ALLOWED_HOSTS=["localhost", "127.0.0.1"],
+        TRUSTED_HOSTS=["localhost", "127.0.0.1"],
         LOGGING_CONSOLE_LEVEL="WARNING",
+        MAIL_SUPPRESS_SEND=True,
     )
+    if rdm:
+        from .rdm import quiet_missing_statistics, register_ui_stand_ins
+
+        register_ui_stand_ins(app)
+        quiet_missing_statistics(app)
+    return app
 
 
 def change_provider(corpus, rng: random.Random, edits: int, deletions: int, additions: int) -> None:
@@ -55,8 +74,10 @@ def change_provider(corpus, rng: random.Random, edits: int, deletions: int, addi
     corpus.advance_clock(hours=1)
     live = sorted(corpus.live_identifiers())
     chosen = rng.sample(live, edits + deletions)
-    for number, identifier in enumerate(chosen[:edits]):
-        corpus.update(identifier, metadata=synthetic_metadata(rng, number, revision=2))
+    for identifier in chosen[:edits]:
+        # The record's own number: its DOI and identifiers stay; its title changes.
+        index = int(identifier.rsplit(":", 1)[-1])
+        corpus.update(identifier, metadata=synthetic_metadata(rng, index, revision=2))
     for identifier in chosen[edits:]:
         corpus.delete(identifier)
     for number in range(additions):
@@ -77,11 +98,52 @@ def run_cli(app, *args: str) -> float:
     return elapsed
 
 
+def count_sample_records(app) -> dict[str, int]:
+    from invenio_db import db
+    from invenio_search.proxies import current_search
+
+    from .sample_records.records import SampleRecord
+
+    current_search.flush_and_refresh("oaisamplerecords")
+    model = SampleRecord.model_cls
+    return {"live": db.session.query(model).filter(model.json.is_not(None)).count()}
+
+
+def prepare_rdm() -> None:
+    """What publishing into RDM needs: a files location and the vocabulary entries."""
+    from .rdm import create_default_location, load_vocabularies
+
+    create_default_location()
+    load_vocabularies()
+
+
+def count_rdm_records(app) -> dict[str, int]:
+    """Published records (found by the service's search, as a user finds them) and tombstones."""
+    from invenio_access.permissions import system_identity
+    from invenio_db import db
+    from invenio_rdm_records.proxies import current_rdm_records_service
+    from invenio_rdm_records.records.api import RDMRecord
+    from invenio_search.proxies import current_search
+
+    current_search.flush_and_refresh("rdmrecords-records")
+    published = current_rdm_records_service.search(system_identity).total
+    model = RDMRecord.model_cls
+    tombstones = db.session.query(model).filter(model.deletion_status == "D").count()
+    return {"live": published, "tombstones": tombstones}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, default=3000)
-    parser.add_argument("--page-size", type=int, default=200)
+    parser.add_argument("--rdm", action="store_true", help="harvest into InvenioRDM's service")
+    parser.add_argument("--records", type=int, default=None, help="default 3000 (--rdm: 40)")
+    parser.add_argument("--page-size", type=int, default=None, help="default 200 (--rdm: 10)")
     options = parser.parse_args(argv)
+    records = options.records or (40 if options.rdm else 3000)
+    page_size = options.page_size or (10 if options.rdm else 200)
+    if options.rdm:  # a few of each on the small corpus
+        edits, deletions, additions = 4, 3, 2
+    else:
+        edits, deletions, additions = 60, 25, 40
 
     from invenio_db import db
     from invenio_search.proxies import current_search
@@ -89,30 +151,42 @@ def main(argv: list[str] | None = None) -> int:
 
     from .corpus import Corpus
     from .provider import OAIPMHProvider
-    from .sample_records.records import SampleRecord
+
+    if options.rdm:
+        target, transformer, batch_size, count = "records", "oai_dc_rdm", 10, count_rdm_records
+    else:
+        target, transformer, batch_size, count = "oai-sample-records", "", 100, count_sample_records
 
     workdir = Path(tempfile.mkdtemp(prefix="oai-harvest-demo-"))
     rng = random.Random(7)
     search = OsmemServer.start(freeze=False, japanese=False)
-    corpus = Corpus.generate(options.records, start=datetime(2023, 1, 1, tzinfo=UTC))
+    corpus = Corpus.generate(records, start=datetime(2023, 1, 1, tzinfo=UTC))
     corpus.set_clock(datetime(2024, 1, 1, tzinfo=UTC))
     try:
-        with OAIPMHProvider(corpus, page_size=options.page_size) as provider:
-            app = build_app(workdir, search.url)
+        with OAIPMHProvider(corpus, page_size=page_size) as provider:
+            app = build_app(workdir, search.url, rdm=options.rdm)
             with app.app_context():
                 db.create_all()
                 list(current_search.create(ignore_existing=True))
+                if options.rdm:
+                    prepare_rdm()
                 _print(f"Provider: {provider.base_url} serving {len(corpus)} oai_dc records")
-                _print(f"Database: {workdir / 'demo.db'}   search: {search.url}\n")
-                run_cli(
-                    app, "harvester", "create", "--id", "demo", "--name", "Demo provider",
+                _print(f"Database: {workdir / 'demo.db'}   search: {search.url}")
+                _print(
+                    f"Target: {target}"
+                    + (f", transformer {transformer}\n" if transformer else "\n")
+                )
+                create = [
+                    "harvester", "create", "--id", "demo", "--name", "Demo provider",
                     "--base-url", provider.base_url, "--metadata-prefix", "oai_dc",
-                    "--target", "oai-sample-records", "--batch-size", "100",
-                )  # fmt: skip
+                    "--target", target, "--batch-size", str(batch_size),
+                ]  # fmt: skip
+                if transformer:
+                    create += ["--transformer", transformer]
+                run_cli(app, *create)
                 first = run_cli(app, "harvest", "demo")
-                _print(f"first full harvest: {options.records / first:.0f} records/s\n")
+                _print(f"first full harvest: {records / first:.1f} records/s\n")
 
-                edits, deletions, additions = 60, 25, 40
                 change_provider(corpus, rng, edits, deletions, additions)
                 _print(
                     f"Provider changed: {edits} edited, {deletions} deleted, {additions} added.\n"
@@ -120,12 +194,14 @@ def main(argv: list[str] | None = None) -> int:
                 second = run_cli(app, "harvest", "demo")
                 _print(f"incremental harvest: {second:.2f} s\n")
 
-                current_search.flush_and_refresh("oaisamplerecords")
-                model = SampleRecord.model_cls
-                live_local = db.session.query(model).filter(model.json.is_not(None)).count()
+                local = count(app)
                 expected = len(corpus.live_identifiers())
-                _print(f"Provider live records: {expected}; local live records: {live_local}")
-                if live_local != expected:
+                _print(f"Provider live records: {expected}; local live records: {local['live']}")
+                if "tombstones" in local:
+                    _print(
+                        f"Deleted at the provider: {deletions}; tombstones: {local['tombstones']}"
+                    )
+                if local["live"] != expected or local.get("tombstones", deletions) != deletions:
                     _print("MISMATCH: the local service is not in step with the provider")
                     return 1
                 _print("The local service is in step with the provider.")

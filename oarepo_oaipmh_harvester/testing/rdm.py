@@ -140,6 +140,35 @@ def create_requests_ui_blueprint(app: Flask) -> Blueprint:
     return blueprint
 
 
+def register_ui_stand_ins(app: Flask) -> None:
+    """The stand-ins on an app built outside pytest (demo, benchmark, Celery workers)."""
+    app.register_blueprint(create_records_ui_blueprint(app))
+    app.register_blueprint(create_requests_ui_blueprint(app))
+
+
+STATISTICS_QUERIES = ("record-view", "record-download")
+
+
+class _WithoutMissingStatistics:
+    """Drops rdm-records' warning that a statistics query is not configured.
+
+    Indexing a record reads its view and download counts; invenio-app-rdm configures those
+    queries (and their indices), a bare records service has none, and every indexed record
+    would log the two missing names (the counts are indexed as zero either way).
+    """
+
+    def filter(self, record) -> bool:
+        message = record.msg
+        return not (
+            isinstance(message, KeyError) and message.args[:1] in {(q,) for q in STATISTICS_QUERIES}
+        )
+
+
+def quiet_missing_statistics(app: Flask) -> None:
+    """Keep the app's log for what matters when there is no statistics configuration."""
+    app.logger.addFilter(_WithoutMissingStatistics())
+
+
 def _without_publication_date(search: Mapping[str, Any]) -> dict[str, Any]:
     """osmem refuses the ``yyyy`` format of the date_histogram over a date_range field."""
     return {**search, "facets": [f for f in search["facets"] if f != "publication_date"]}
