@@ -2,9 +2,11 @@
 
     ./run.sh bench [--records 20000] [--page-size 100] [--batch-size 100]
                    [--naive-sample 2000] [--batch-sizes 50,100,200,500] [--batch-records 5000]
-                   [--phases fetch,write,naive,ours,batch,workers] [--worker-counts 0,1,2]
+                   [--phases fetch,write,naive,ours,batch,workers,rdm,rdm_workers]
+                   [--worker-counts 0,1,2]
                    [--worker-records 5000] [--profile DIR] [--json FILE]
-                   [--compare FILE]
+                   [--compare FILE] [--rdm-records 300] [--rdm-batch-size 10]
+                   [--rdm-worker-counts 1,2]
 
 One run serves N synthetic oai_dc records (`Corpus.generate(N)`) from the bundled provider
 (`OAIPMHProvider`) and measures, side by side:
@@ -25,6 +27,13 @@ One run serves N synthetic oai_dc records (`Corpus.generate(N)`) from the bundle
   whose batches are written by 0, 1 and 2 Celery worker processes (`--worker-counts`; 0: the
   run writes them itself), solo pool, on the Redis at `OAI_BENCH_BROKER`
   (redis://127.0.0.1:6379/9, flushed first); the workers' CPU is its own column.
+- rdm (needs the `rdm` extra; `benchmarks/rdm_target.py`): `--rdm-records` (default 300)
+  records into InvenioRDM's own records service with `oai_dc_rdm`: a per-record
+  `create` + `publish` loop through the same service (records read and transformed before,
+  not timed; three records published and wiped first so that neither side runs cold), our
+  full harvest into a fresh database, and a full re-harvest where nothing changed;
+- rdm_workers: the same full RDM harvest written by 1 and 2 Celery worker processes
+  (`--rdm-worker-counts`), whose app is `oarepo_oaipmh_harvester.testing.rdm_celery`.
 
 Processes: the provider runs in its own process (as a remote provider would; in the harvesting
 process it would compete for the GIL), osmem-server is its own process, and every phase runs in
@@ -64,7 +73,8 @@ INDEX_ALIAS = "oaisamplerecords"
 INDEX_PREFIX = "oaibench-"
 AUTHKEY = b"oai-harvest-benchmark"
 DEFAULT_DB = "postgresql+psycopg2://postgres@127.0.0.1:5432/oaiharvest_bench"
-PHASES = ("fetch", "write", "naive", "ours", "batch", "workers")
+PHASES = ("fetch", "write", "naive", "ours", "batch", "workers", "rdm", "rdm_workers")
+SEPARATE_PROVIDER_PHASES = ("batch", "workers", "rdm", "rdm_workers")
 
 
 def log(message: str) -> None:
@@ -430,7 +440,16 @@ class Worker:
             ),
             **(overrides or {}),
         }
-        self.app = create_api(**self.config)
+        self.code_config = {}  # what INVENIO_* variables cannot carry to a Celery worker
+        if self.params.get("rdm"):
+            import rdm_target
+
+            self.code_config = rdm_target.overrides()
+        self.app = create_api(**self.config, **self.code_config)
+        if self.params.get("rdm"):
+            import rdm_target
+
+            rdm_target.prepare_app(self.app)
         self.context = self.app.app_context()
         self.context.push()
         logging.getLogger("oarepo_oaipmh_harvester").setLevel(logging.WARNING)
@@ -457,6 +476,10 @@ class Worker:
         db.create_all()
         list(current_search.delete(ignore=[400, 404]))
         list(current_search.create(ignore_existing=True))
+        if self.params.get("rdm"):
+            import rdm_target
+
+            rdm_target.prepare_storage()
 
     def service(self):
         from invenio_records_resources.proxies import current_service_registry
@@ -465,6 +488,10 @@ class Worker:
 
     def stored(self) -> dict[str, int]:
         """Live local records in the database and documents in the index."""
+        if self.params.get("rdm"):
+            import rdm_target
+
+            return rdm_target.stored()
         from invenio_db import db
         from invenio_search.proxies import current_search, current_search_client
 
@@ -626,24 +653,26 @@ def phase_naive(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
     return {"steps": {"create_each": result}}
 
 
-def _create_harvester(base_url: str, batch_size: int) -> None:
+def _create_harvester(base_url: str, batch_size: int, rdm: bool = False) -> None:
     from invenio_access.permissions import system_identity
 
     from oarepo_oaipmh_harvester.proxies import (
         current_harvester_service,
     )
 
-    current_harvester_service.create(
-        system_identity,
-        {
-            "id": HARVESTER_ID,
-            "name": "Benchmark provider",
-            "base_url": base_url,
-            "metadata_prefix": "oai_dc",
-            "target": TARGET,
-            "batch_size": batch_size,
-        },
-    )
+    data = {
+        "id": HARVESTER_ID,
+        "name": "Benchmark provider",
+        "base_url": base_url,
+        "metadata_prefix": "oai_dc",
+        "target": TARGET,
+        "batch_size": batch_size,
+    }
+    if rdm:
+        import rdm_target
+
+        data.update(target=rdm_target.TARGET, transformer=rdm_target.TRANSFORMER)
+    current_harvester_service.create(system_identity, data)
 
 
 def _harvest(label: str, total_hint: int | None, **kwargs: Any) -> dict[str, Any]:
@@ -776,6 +805,7 @@ def phase_workers(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
     )
 
     count = p["worker_processes"]
+    rdm = bool(p.get("rdm"))
     queue = f"oai-bench-{os.getpid()}"
     overrides = {
         "CELERY_TASK_ALWAYS_EAGER": False,
@@ -791,10 +821,19 @@ def phase_workers(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
     redis.Redis.from_url(CELERY_BROKER).flushdb()
     worker.boot(overrides)
     worker.reset_storage()
-    _create_harvester(p["base_url"], p["batch_size"])
+    _create_harvester(p["base_url"], p["batch_size"], rdm=rdm)
     job = current_harvest_runs_service.ensure_job(system_identity, HARVESTER_ID)
     env = invenio_environment(worker.config)
-    processes = start_celery_workers(env, queue, count, name="bench") if count else []
+    app_module = "invenio_app.celery"
+    if rdm:
+        import rdm_target
+
+        app_module = rdm_target.CELERY_APP
+    processes = (
+        start_celery_workers(env, queue, count, name="bench", app_module=app_module)
+        if count
+        else []
+    )
     worker.params["celery_pids"] = [process.pid for process in processes]
     n = p["records"]
     who = f"{count} Celery worker process(es)" if count else "the run's own process"
@@ -820,7 +859,11 @@ def phase_workers(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
         messages = db.session.scalars(
             db.select(Run.message).where(Run.parent_run_id == run.id)
         ).all()
-        writers = Counter(json.loads(m or "{}").get("worker", "?") for m in messages)
+        # A subtask's message starts "Written by <host>:<pid>: <counts>." (harvest/fanout.py).
+        writers = Counter(
+            match.group(1) if (match := re.match(r"Written by (\S+?): ", m or "")) else "?"
+            for m in messages
+        )
         own = f"{__import__('socket').gethostname()}:{os.getpid()}"
         result["batches"] = len(messages)
         result["batches_written_by_the_run_itself"] = writers.pop(own, 0)
@@ -831,6 +874,52 @@ def phase_workers(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
     return {"steps": {"full": result}}
 
 
+def phase_rdm(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
+    """InvenioRDM: a per-record create + publish loop, our full harvest, an unchanged one."""
+    import rdm_target
+
+    worker.boot()
+    worker.reset_storage()
+    n = p["records"]
+    log(f"rdm: reading and transforming {n} records with {rdm_target.TRANSFORMER} (not timed)")
+    prepared = rdm_target.read_transformed(p["base_url"])
+    rdm_target.create_and_publish_each(prepared[:3])  # warm-up, wiped below
+    worker.reset_storage()
+    steps: dict[str, Any] = {}
+
+    log(f"rdm: create + publish, one record at a time, {len(prepared)} records")
+    with worker.step({}) as result:
+        elapsed, errors = rdm_target.create_and_publish_each(prepared)
+        result.update(records=len(prepared), errors=len(errors), _seconds=elapsed)
+    result["first_errors"] = errors[:3]
+    result["stored"] = worker.stored()
+    steps["create_publish_each"] = result
+
+    worker.reset_storage()
+    _create_harvester(p["base_url"], p["batch_size"], rdm=True)
+    address = p["provider_address"]
+    log(f"rdm: our full harvest of {n} records, batch size {p['batch_size']}")
+    before = len(provider_command(address, "requests"))
+    with worker.step({}) as result:
+        result.update(_harvest("rdm full", n))
+        result["records"] = result["total_entries"]
+    result["requests"] = len(provider_command(address, "requests")) - before
+    result["stored"] = worker.stored()
+    steps["full"] = result
+
+    provider_command(address, "tick", 1)
+    log(f"rdm: full re-harvest of {n} records, nothing changed")
+    before = len(provider_command(address, "requests"))
+    with worker.step({}) as result:
+        result.update(_harvest("rdm re-harvest", n, full=True))
+        result["records"] = result["total_entries"]
+    result["requests"] = len(provider_command(address, "requests")) - before
+    result["search_writes"] = result.get("search_requests", {}).get("write", 0)
+    result["stored"] = worker.stored()
+    steps["full_reharvest"] = result
+    return {"steps": steps}
+
+
 PHASE_FUNCTIONS = {
     "fetch": phase_fetch,
     "write": phase_write,
@@ -838,6 +927,8 @@ PHASE_FUNCTIONS = {
     "ours": phase_ours,
     "batch": phase_batch,
     "workers": phase_workers,
+    "rdm": phase_rdm,
+    "rdm_workers": phase_workers,
 }
 
 
@@ -1040,6 +1131,19 @@ def build_summary(results: dict[str, Any], args) -> dict[str, Any]:
         ),
         "full_harvest_peak_rss_mb": full["rss_peak_mb"] if full else None,
     }
+    rdm_full, rdm_loop = steps.get("rdm.full"), steps.get("rdm.create_publish_each")
+    rdm_reharvest = steps.get("rdm.full_reharvest")
+    rdm_workers = {
+        count: outcome["steps"]["full"]
+        for count, outcome in results["phases"].get("rdm_workers", {}).items()
+    }
+    summary["rdm_full_over_loop"] = _ratio(_rate(rdm_full), _rate(rdm_loop))
+    summary["rdm_reharvest_speedup"] = (
+        rdm_full["seconds"] / rdm_reharvest["seconds"] if rdm_full and rdm_reharvest else None
+    )
+    summary["rdm_two_workers_over_one"] = _ratio(
+        _rate(rdm_workers.get("2")), _rate(rdm_workers.get("1"))
+    )
     if no_change:
         summary["no_change_requests"] = no_change["requests"]
         summary["no_change_writes"] = {
@@ -1060,9 +1164,21 @@ def print_report(results: dict[str, Any], args) -> None:
     out = sys.stdout
     env = results["environment"]
     dirty = f" + {len(env['dirty_files'])} uncommitted files" if env["dirty_files"] else ""
+    rdm = [phase for phase in ("rdm", "rdm_workers") if phase in results["phases"]]
+    plain = [phase for phase in results["phases"] if phase not in rdm]
+    corpus = []
+    if plain:
+        corpus.append(
+            f"N={args.records} oai_dc records, harvester batch size {args.batch_size}, "
+            f"write-limit chunk {args.write_chunk}"
+        )
+    if rdm:
+        corpus.append(
+            f"RDM phases: N={args.rdm_records} oai_dc records into InvenioRDM, "
+            f"batch size {args.rdm_batch_size}"
+        )
     print(
-        f"\nHarvest benchmark: N={args.records} oai_dc records, page size {args.page_size}, "
-        f"harvester batch size {args.batch_size}, write-limit chunk {args.write_chunk}"
+        f"\nHarvest benchmark: {'; '.join(corpus)}; provider page size {args.page_size}"
         f"{', ACCESS_CACHE on' if args.access_cache else ''}\n"
         f"code {env['commit']}{dirty}; python {env['python']}; {env['cpus']} CPUs; "
         f"database {results['database']}; search {results['search']}\n"
@@ -1071,7 +1187,7 @@ def print_report(results: dict[str, Any], args) -> None:
     )
     codes = {}
     for phase, outcome in results["phases"].items():
-        if phase in ("batch", "workers"):
+        if phase in ("batch", "workers", "rdm_workers"):
             for size, item in outcome.items():
                 codes.setdefault(item.get("code"), []).append(f"{phase} {size}")
         else:
@@ -1130,6 +1246,22 @@ def print_report(results: dict[str, Any], args) -> None:
             note, label = "", f"fan-out baseline: {args.worker_records}, the run writes itself"
         line(label, step, note)
 
+    line(
+        "rdm: create + publish per record, the same service",
+        get("rdm", "create_publish_each"),
+    )
+    line("rdm: ours, full harvest (oai_dc_rdm, drafts adapter)", get("rdm", "full"))
+    line("rdm: ours, full re-harvest, nothing changed", get("rdm", "full_reharvest"))
+    for count, outcome in sorted(phases.get("rdm_workers", {}).items(), key=lambda kv: int(kv[0])):
+        step = outcome["steps"]["full"]
+        spread = "+".join(str(b) for b in step.get("batches_per_worker", []))
+        own = step.get("batches_written_by_the_run_itself", 0)
+        line(
+            f"rdm: full harvest, {count} Celery worker process(es)",
+            step,
+            f"  batches by worker: {spread or '-'}, by the run: {own}",
+        )
+
     cpu_columns = (
         ("harvesting process", "worker"),
         ("postgresql", "postgres"),
@@ -1156,6 +1288,13 @@ def print_report(results: dict[str, Any], args) -> None:
         labelled.append((f"ours: batch size {size}", outcome["steps"]["full"]))
     for count, outcome in sorted(phases.get("workers", {}).items(), key=lambda kv: int(kv[0])):
         labelled.append((f"fan-out: {count} worker process(es)", outcome["steps"]["full"]))
+    labelled += [
+        ("rdm: create + publish each", get("rdm", "create_publish_each")),
+        ("rdm: ours, full harvest", get("rdm", "full")),
+        ("rdm: ours, full re-harvest", get("rdm", "full_reharvest")),
+    ]
+    for count, outcome in sorted(phases.get("rdm_workers", {}).items(), key=lambda kv: int(kv[0])):
+        labelled.append((f"rdm: {count} worker process(es)", outcome["steps"]["full"]))
     disturbed = []
     for label, step in labelled:
         if step and step.get("cpu_seconds"):
@@ -1182,25 +1321,45 @@ def print_report(results: dict[str, Any], args) -> None:
             return ""
         return "  met" if value >= target else "  NOT met"
 
-    print("\nratios and targets (issue 5)", file=out)
-    print(
-        f"  full harvest / write limit      {_fmt(s['full_over_write_limit'], '.2f'):>7}"
-        f"   target >= 0.90{verdict(s['full_over_write_limit'], 0.9)}",
-        file=out,
-    )
-    print(
-        f"  full harvest / naive            {_fmt(s['full_over_naive'], '.2f'):>7}"
-        f"   target >= 1.70{verdict(s['full_over_naive'], 1.7)}",
-        file=out,
-    )
-    print(
-        f"  full re-harvest speedup         {_fmt(s['reharvest_speedup'], '.1f'):>7}"
-        f"   target >= 50{verdict(s['reharvest_speedup'], 50)}",
-        file=out,
-    )
-    print(
-        f"  full harvest / fetch limit      {_fmt(s['full_over_fetch_limit'], '.3f'):>7}", file=out
-    )
+    if plain:
+        print("\nratios and targets (issue 5)", file=out)
+        print(
+            f"  full harvest / write limit      {_fmt(s['full_over_write_limit'], '.2f'):>7}"
+            f"   target >= 0.90{verdict(s['full_over_write_limit'], 0.9)}",
+            file=out,
+        )
+        print(
+            f"  full harvest / naive            {_fmt(s['full_over_naive'], '.2f'):>7}"
+            f"   target >= 1.70{verdict(s['full_over_naive'], 1.7)}",
+            file=out,
+        )
+        print(
+            f"  full re-harvest speedup         {_fmt(s['reharvest_speedup'], '.1f'):>7}"
+            f"   target >= 50{verdict(s['reharvest_speedup'], 50)}",
+            file=out,
+        )
+        print(
+            f"  full harvest / fetch limit      {_fmt(s['full_over_fetch_limit'], '.3f'):>7}",
+            file=out,
+        )
+    if any(phase in phases for phase in ("rdm", "rdm_workers")):
+        print("ratios and targets (issue 12, InvenioRDM)", file=out)
+        print(
+            f"  rdm full harvest / create+publish loop {_fmt(s['rdm_full_over_loop'], '.2f'):>7}"
+            f"   target >= 0.90{verdict(s['rdm_full_over_loop'], 0.9)}",
+            file=out,
+        )
+        print(
+            f"  rdm unchanged re-harvest speedup       {_fmt(s['rdm_reharvest_speedup'], '.1f'):>7}"
+            f"   target >= 50{verdict(s['rdm_reharvest_speedup'], 50)}",
+            file=out,
+        )
+        print(
+            f"  rdm 2 workers / 1 worker               "
+            f"{_fmt(s['rdm_two_workers_over_one'], '.2f'):>7}"
+            f"   target >= 1.50{verdict(s['rdm_two_workers_over_one'], 1.5)}",
+            file=out,
+        )
     nc = get("ours", "no_change_incremental")
     if nc:
         ok = (
@@ -1235,6 +1394,21 @@ def print_report(results: dict[str, Any], args) -> None:
                 f"{'  met' if delta <= 50 else '  NOT met'}",
                 file=out,
             )
+    rdm_checks = [
+        (f"rdm.{name}", step) for name, step in phases.get("rdm", {}).get("steps", {}).items()
+    ] + [
+        (f"rdm_workers.{count}", outcome["steps"]["full"])
+        for count, outcome in phases.get("rdm_workers", {}).items()
+    ]
+    for label, step in rdm_checks:
+        stored = step.get("stored") or {}
+        print(
+            f"  check {label}: {stored.get('published')} published records, "
+            f"{stored.get('open_drafts')} open drafts, {stored.get('tombstones')} tombstones"
+            + (f"; run {step['run_status']}" if step.get("run_status") else "")
+            + (f"; errors {step['first_errors']}" if step.get("first_errors") else ""),
+            file=out,
+        )
     for phase in ("ours", "write"):
         for name, step in phases.get(phase, {}).get("steps", {}).items():
             stored = step.get("stored")
@@ -1271,6 +1445,13 @@ def main(argv: list[str] | None = None) -> int:
         help="Celery worker processes for the workers phase (0: the run writes itself)",
     )
     parser.add_argument("--worker-records", type=int, default=5000, help="N of the workers phase")
+    parser.add_argument(
+        "--rdm-records", type=int, default=300, help="N of the RDM phases (default 300)"
+    )
+    parser.add_argument("--rdm-batch-size", type=int, default=10, help="batch size into RDM")
+    parser.add_argument(
+        "--rdm-worker-counts", default="1,2", help="Celery worker processes of rdm_workers"
+    )
     parser.add_argument("--phases", default=",".join(PHASES), help=",".join(PHASES))
     parser.add_argument(
         "--profile", metavar="DIR", help="profile the full harvest (numbers then not comparable)"
@@ -1351,7 +1532,7 @@ def run_phases(args, phases, batch_sizes, database_uri: str, results: dict[str, 
             "search_pid": server.pid if server is not None else None,
         }
 
-        main_phases = [phase for phase in phases if phase not in ("batch", "workers")]
+        main_phases = [phase for phase in phases if phase not in SEPARATE_PROVIDER_PHASES]
         if main_phases:
             log(f"provider: generating {args.records} records")
             provider = ProviderProcess(args.records, args.page_size)
@@ -1403,6 +1584,30 @@ def run_phases(args, phases, batch_sizes, database_uri: str, results: dict[str, 
                     "worker_processes": count,
                 }
                 results["phases"]["workers"][str(count)] = run_worker("workers", params)
+        rdm_phases = [phase for phase in phases if phase in ("rdm", "rdm_workers")]
+        if rdm_phases:
+            log(f"provider: generating {args.rdm_records} records for the RDM phases")
+            rdm_provider = ProviderProcess(args.rdm_records, args.page_size)
+            providers.append(rdm_provider)
+            rdm_params = {
+                **common,
+                "rdm": True,
+                "base_url": rdm_provider.base_url,
+                "provider_address": rdm_provider.address,
+                "provider_pid": rdm_provider.process.pid,
+                "records": args.rdm_records,
+                "batch_size": args.rdm_batch_size,
+            }
+            if "rdm" in phases:
+                log("phase rdm")
+                results["phases"]["rdm"] = run_worker("rdm", rdm_params)
+            if "rdm_workers" in phases:
+                results["phases"]["rdm_workers"] = {}
+                for count in [int(c) for c in args.rdm_worker_counts.split(",") if c.strip()]:
+                    log(f"phase rdm_workers, {count} Celery worker process(es)")
+                    params = {**rdm_params, "worker_processes": count}
+                    outcome = run_worker("rdm_workers", params)
+                    results["phases"]["rdm_workers"][str(count)] = outcome
     finally:
         for provider in providers:
             provider.stop()

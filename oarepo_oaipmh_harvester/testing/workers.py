@@ -28,8 +28,9 @@ def start_celery_workers(
     *,
     name: str = "oai",
     ready_timeout: float = 120.0,
+    app_module: str = "invenio_app.celery",
 ) -> list[subprocess.Popen]:
-    """Start `count` `celery worker` processes of `invenio_app.celery` consuming `queue`.
+    """Start `count` `celery worker` processes of `app_module` consuming `queue`.
 
     Solo pool: one task at a time each, like a small worker; returns once every one has
     said it is ready (its log is in the temporary directory, named after it).
@@ -39,7 +40,7 @@ def start_celery_workers(
         node = f"{name}{number}-{os.getpid()}"
         log_path = Path(tempfile.gettempdir()) / f"{node}.log"
         command = [
-            sys.executable, "-m", "celery", "-A", "invenio_app.celery", "worker",
+            sys.executable, "-m", "celery", "-A", app_module, "worker",
             "-P", "solo", "-Q", queue, "-n", f"{node}@%h", "-l", "INFO",
             "--without-gossip", "--without-mingle", "--without-heartbeat",
         ]  # fmt: skip

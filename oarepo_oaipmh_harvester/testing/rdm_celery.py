@@ -1,0 +1,21 @@
+"""Celery worker app of an InvenioRDM records service outside InvenioRDM (benchmark, tests).
+
+    celery -A oarepo_oaipmh_harvester.testing.rdm_celery worker ...
+
+`invenio_app.celery` with what ``oarepo_oaipmh_harvester.testing.rdm`` adds: RDM's
+configuration (its values are classes and functions, which INVENIO_* environment variables
+cannot carry), the stand-ins of invenio-app-rdm's UI endpoints and the quiet statistics log.
+Everything else comes from the environment, as for `invenio_app.celery`.
+"""
+
+from __future__ import annotations
+
+from flask_celeryext import create_celery_app
+from invenio_app.factory import create_ui
+
+from .rdm import quiet_missing_statistics, rdm_config, register_ui_stand_ins
+
+flask_app = create_ui(RATELIMIT_ENABLED=False, **rdm_config(external_dois=True))
+register_ui_stand_ins(flask_app)
+quiet_missing_statistics(flask_app)
+celery = create_celery_app(flask_app)
