@@ -23,6 +23,7 @@ from ..protocol.client import OAIClient
 from .fanout import BatchDispatcher, Enqueue
 from .interrupted import close_interrupted_runs, grace_for
 from .lock import exclusive_run
+from .memory import run_scope
 from .preview import PreviewReport
 from .results import HarvestSummary, ProgressCallback
 from .run import HarvestRun
@@ -189,6 +190,7 @@ def run_harvest(
             take_over_after=settings.subtask_takeover_after,
         )
     with (
+        run_scope(),
         exclusive_run(
             harvester.id,
             db.engine,

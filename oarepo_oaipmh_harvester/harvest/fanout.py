@@ -32,6 +32,7 @@ from invenio_jobs.proxies import current_runs_service
 from ..protocol.items import record_from_xml
 from ..protocol.records import OAIRecord
 from .counts import WriteCounts, describe_error
+from .memory import run_scope
 from .writer import RecordWriter
 
 WriterFactory = Callable[[str, uuid.UUID | None], RecordWriter]
@@ -91,7 +92,8 @@ def write_subtask(subtask_run_id: uuid.UUID, writer_factory: WriterFactory) -> b
         return True
     try:
         writer = writer_factory(args["harvester_id"], parent_id)
-        counts = writer.write_batch(deserialize_batch(items))
+        with run_scope():
+            counts = writer.write_batch(deserialize_batch(items))
         error = None
     except Exception as failure:  # noqa: BLE001 - recorded on the subtask, the parent decides
         db.session.rollback()

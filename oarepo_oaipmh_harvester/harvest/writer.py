@@ -21,6 +21,7 @@ from ..protocol.records import OAIRecord
 from .changes import admissible, latest_of_each, needing_write, retry_delay
 from .counts import RecordValidationError, WriteCounts, describe_error
 from .diffs import target_changes
+from .memory import collect_written_batch
 from .preview import PreviewReport
 from .repairs import RepairBatches
 from .targets import BulkWriteRefused, KeptWithErrors, TargetAdapter
@@ -137,6 +138,7 @@ class RecordWriter(RepairBatches):
             uow.commit()
         if uow.index_failures:
             self._note_not_indexed(uow.index_failures, rows, tracked, counts)
+        collect_written_batch()
         return counts
 
     def _roll_back_preview(self, uow: BulkIndexingUnitOfWork) -> None:

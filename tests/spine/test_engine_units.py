@@ -216,3 +216,41 @@ def test_a_run_past_its_time_limit_fails_naming_it_and_keeps_the_watermark(
         app.config["OAI_HARVESTER_MAX_RUN_SECONDS"] = defaults.OAI_HARVESTER_MAX_RUN_SECONDS
         provider.quirks.delay_seconds = 0.0
     assert db.session.get(OAIHarvester, "test").watermark is None
+
+
+# -- garbage of a run ----------------------------------------------------------------------
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_a_run_scope_freezes_the_application_and_collects_the_batch_cycles():
+    import gc
+    import weakref
+
+    from oarepo_oaipmh_harvester.harvest.memory import collect_written_batch, run_scope
+
+    assert gc.get_freeze_count() == 0
+    outside = _Cycle()
+    outside_ref = weakref.ref(outside)
+    del outside
+    gc.disable()  # no automatic collection may free the cycles instead of the scope
+    try:
+        collect_written_batch()  # outside a run: a full collection would cost too much
+        assert outside_ref() is not None
+        with run_scope():
+            assert gc.get_freeze_count() > 0  # what existed before the run
+            with run_scope():  # a batch inside a run: still one freeze
+                pass
+            assert gc.get_freeze_count() > 0
+            written = _Cycle()
+            written_ref = weakref.ref(written)
+            del written
+            collect_written_batch()
+            assert written_ref() is None
+            assert outside_ref() is not None  # frozen with the application
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
+    gc.collect()
+    assert outside_ref() is None
