@@ -14,7 +14,6 @@ from typing import Any
 
 TARGET = "records"
 TRANSFORMER = "oai_dc_rdm"
-RECORD_INDEX = "rdmrecords-records"
 CELERY_APP = "oarepo_oaipmh_harvester.testing.rdm_celery"
 
 
@@ -37,10 +36,9 @@ def prepare_app(app) -> None:
 
 def prepare_storage() -> None:
     """After the schema and the indices were recreated: a files location, the vocabularies."""
-    from oarepo_oaipmh_harvester.testing.rdm import create_default_location, load_vocabularies
+    from oarepo_oaipmh_harvester.testing.rdm import prepare_storage
 
-    create_default_location()
-    load_vocabularies()
+    prepare_storage()
 
 
 def read_transformed(base_url: str) -> list[str]:
@@ -80,19 +78,7 @@ def create_and_publish_each(prepared: list[str]) -> tuple[float, list[str]]:
 
 
 def stored() -> dict[str, int]:
-    """Published records (by the service's search, as users find them), drafts, tombstones."""
-    from invenio_access.permissions import system_identity
-    from invenio_db import db
-    from invenio_rdm_records.proxies import current_rdm_records_service as service
-    from invenio_rdm_records.records.api import RDMDraft, RDMRecord
-    from invenio_search.proxies import current_search
+    """Published records (by the service's search), tombstones, open drafts."""
+    from oarepo_oaipmh_harvester.testing.rdm import count_records
 
-    current_search.flush_and_refresh(RECORD_INDEX)
-    records, drafts = RDMRecord.model_cls, RDMDraft.model_cls
-    counts = {
-        "published": service.search(system_identity).total,
-        "tombstones": db.session.query(records).filter(records.deletion_status == "D").count(),
-        "open_drafts": db.session.query(drafts).filter(drafts.is_deleted.is_(False)).count(),
-    }
-    db.session.rollback()
-    return counts
+    return count_records()

@@ -109,27 +109,11 @@ def count_sample_records(app) -> dict[str, int]:
     return {"live": db.session.query(model).filter(model.json.is_not(None)).count()}
 
 
-def prepare_rdm() -> None:
-    """What publishing into RDM needs: a files location and the vocabulary entries."""
-    from .rdm import create_default_location, load_vocabularies
-
-    create_default_location()
-    load_vocabularies()
-
-
 def count_rdm_records(app) -> dict[str, int]:
-    """Published records (found by the service's search, as a user finds them) and tombstones."""
-    from invenio_access.permissions import system_identity
-    from invenio_db import db
-    from invenio_rdm_records.proxies import current_rdm_records_service
-    from invenio_rdm_records.records.api import RDMRecord
-    from invenio_search.proxies import current_search
+    from .rdm import count_records
 
-    current_search.flush_and_refresh("rdmrecords-records")
-    published = current_rdm_records_service.search(system_identity).total
-    model = RDMRecord.model_cls
-    tombstones = db.session.query(model).filter(model.deletion_status == "D").count()
-    return {"live": published, "tombstones": tombstones}
+    counts = count_records()
+    return {"live": counts["published"], "tombstones": counts["tombstones"]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
                 db.create_all()
                 list(current_search.create(ignore_existing=True))
                 if options.rdm:
-                    prepare_rdm()
+                    from .rdm import prepare_storage
+
+                    prepare_storage()
                 _print(f"Provider: {provider.base_url} serving {len(corpus)} oai_dc records")
                 _print(f"Database: {workdir / 'demo.db'}   search: {search.url}")
                 _print(

@@ -321,3 +321,30 @@ def create_rdm_indices() -> None:
         if not current_search_client.indices.exists_alias(name=build_alias_name(name))
     ]
     list(current_search.create(index_list=missing, ignore_existing=True))
+
+
+def prepare_storage() -> None:
+    """What publishing needs once the tables and indices exist: a files location, the
+    vocabulary entries."""
+    create_default_location()
+    load_vocabularies()
+
+
+def count_records() -> dict[str, int]:
+    """Published records (found by the service's search, as users find them), tombstones and
+    open drafts: what a demo or a benchmark checks at its end."""
+    from invenio_access.permissions import system_identity
+    from invenio_db import db
+    from invenio_rdm_records.proxies import current_rdm_records_service
+    from invenio_rdm_records.records.api import RDMDraft, RDMRecord
+    from invenio_search import current_search
+
+    current_search.flush_and_refresh("rdmrecords-records")
+    records, drafts = RDMRecord.model_cls, RDMDraft.model_cls
+    counts = {
+        "published": current_rdm_records_service.search(system_identity).total,
+        "tombstones": db.session.query(records).filter(records.deletion_status == "D").count(),
+        "open_drafts": db.session.query(drafts).filter(drafts.is_deleted.is_(False)).count(),
+    }
+    db.session.rollback()
+    return counts
