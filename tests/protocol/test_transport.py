@@ -214,6 +214,17 @@ def test_oai_error_sent_with_an_http_error_status(server, client) -> None:
         client.get_record("x", "oai_dc")
 
 
+@pytest.mark.parametrize("status", [500, 503])
+def test_oai_error_sent_with_a_server_error_status_after_the_retries(
+    server, make_client, status
+) -> None:
+    """A 5xx is retried first (it may pass); if it stays, its OAI-PMH error document decides."""
+    client = make_client(server.base_url, max_retries=1, backoff_factor=0.01)
+    server.answer(lambda hit: Reply(status, envelope(error("noRecordsMatch", "none")), XML))
+    assert list(client.list_records("oai_dc")) == []
+    assert len(server.hits) == 2
+
+
 def test_default_user_agent_and_accept_encoding(server, client) -> None:
     server.answer(lambda hit: identify())
     client.identify()

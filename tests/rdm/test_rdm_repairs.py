@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 pytest.importorskip("invenio_rdm_records")
 
+import sqlalchemy as sa
 from factories import make_harvester
 from invenio_access.permissions import system_identity
+from invenio_db import db
 from invenio_rdm_records.services.errors import RecordDeletedException
+from invenio_search.proxies import current_search, current_search_client
+from invenio_search.utils import build_alias_name
 
 from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
 from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
 
 from .conftest import RDM_TARGET, TRANSFORMER
-from .helpers import tracking
+from .helpers import harvest_again, open_drafts, tracking
 from .transform import MinimalRDMTransformer
 
 
@@ -102,3 +108,59 @@ def test_purge_leaves_tombstones_and_a_harvest_restores_them_under_their_pids(
             rdm.read(system_identity, pid).data["metadata"]["title"]
             == (corpus.get(identifier).metadata["title"][0])
         )
+
+
+RDM_TABLES = (
+    "rdm_records_metadata", "rdm_drafts_metadata", "rdm_parents_metadata",
+    "rdm_versions_state", "pidstore_pid", "files_bucket", "oai_harvested_record",
+    "oai_harvester", "jobs_run",
+)  # fmt: skip
+RDM_INDICES = ("rdmrecords-records", "rdmrecords-drafts")
+
+
+def rdm_snapshot() -> dict[str, Any]:
+    """Every row and search document (with its version) that a write into RDM touches."""
+    db.session.expire_all()
+    state: dict[str, Any] = {}
+    for table in RDM_TABLES:
+        rows = db.session.execute(sa.text(f"SELECT * FROM {table}")).all()
+        state[table] = sorted(repr(tuple(row)) for row in rows)
+    db.session.rollback()
+    for index in RDM_INDICES:
+        current_search.flush_and_refresh(index)
+        hits = current_search_client.search(
+            index=build_alias_name(index), body={"query": {"match_all": {}}, "version": True},
+            size=100,
+        )["hits"]["hits"]  # fmt: skip
+        state[index] = sorted((hit["_id"], hit["_version"], repr(hit["_source"])) for hit in hits)
+    return state
+
+
+def test_a_dry_run_into_rdm_leaves_no_draft_no_revision_and_predicts_the_run(rdm, provider, corpus):
+    make_harvester(provider.base_url, target=RDM_TARGET, transformer=TRANSFORMER, batch_size=4)
+    run_harvest("test")
+    live = sorted(corpus.live_identifiers())
+    corpus.advance_clock(minutes=5)
+    corpus.update(live[0], metadata={**corpus.get(live[0]).metadata, "title": ["Edited"]})
+    corpus.delete(live[1])
+    corpus.add("oai:example.org:new", {"title": ["A new one"], "creator": ["Nová, Eva"],
+                                       "date": ["2021"]}, datestamp=corpus.now())  # fmt: skip
+    corpus.add("oai:example.org:invalid", {"title": ["ab"], "creator": ["Novák, Jan"],
+                                           "date": ["2020"]}, datestamp=corpus.now())  # fmt: skip
+    corpus.advance_clock(hours=1)
+    before = rdm_snapshot()
+
+    report = current_harvest_runs_service.preview(system_identity, "test", {})
+
+    assert rdm_snapshot() == before  # no draft, pid, revision, bucket, row or document
+    counts = report["counts"]
+    predicted = (counts["created"], counts["updated"], counts["deleted"], counts["failed"])
+    assert predicted == (1, 1, 1, 1)
+    failure = next(entry for entry in report["entries"] if entry["action"] == "fail")
+    assert failure["identifier"] == "oai:example.org:invalid"
+    assert "title" in str(failure)  # RDM's own validation error, as the real run stores it
+
+    summary = harvest_again(corpus)  # another hour later; nothing else changed
+    real = summary.counts
+    assert (real.created, real.updated, real.deleted, real.failed) == predicted
+    assert open_drafts() == 0
