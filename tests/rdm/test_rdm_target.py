@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 pytest.importorskip("invenio_rdm_records")
@@ -9,6 +11,8 @@ pytest.importorskip("invenio_rdm_records")
 from factories import make_harvester
 from invenio_access.permissions import system_identity
 from invenio_db import db
+from invenio_pidstore.errors import PIDDeletedError
+from invenio_rdm_records.services import RDMRecordService
 from invenio_rdm_records.services.errors import RecordDeletedException
 from invenio_records_resources.proxies import current_service_registry
 from lxml import etree
@@ -107,6 +111,59 @@ def test_tombstone_then_restore_under_the_same_pid(rdm, provider, corpus):
     assert restored.data["metadata"]["title"] == "Back again"
     assert tracking()[identifier].local_pid == pid
     assert pid in published_titles(rdm)
+    assert open_drafts() == 0
+
+
+class DraftsServiceWithoutTombstones(RDMRecordService):
+    """A draft-enabled service without RDM's tombstones (``delete_record``, ``restore_record``),
+    as invenio-drafts-resources services and OARepo models before them are."""
+
+    delete_record = None
+    restore_record = None
+
+
+@pytest.fixture()
+def drafts_without_tombstones(rdm):
+    """RDM's records service, same records and indices, minus the tombstone methods."""
+    service = copy.copy(rdm._get_current_object())
+    service.__class__ = DraftsServiceWithoutTombstones
+    current_service_registry.register(service, service_id="drafts-without-tombstones")
+    yield service
+    current_service_registry._services.pop("drafts-without-tombstones")
+
+
+def test_a_drafts_service_without_tombstones_deletes_and_creates_again(
+    drafts_without_tombstones, provider, corpus
+):
+    make_harvester(
+        provider.base_url, target="drafts-without-tombstones", transformer=TRANSFORMER,
+        batch_size=4,
+    )  # fmt: skip
+    run_harvest("test")
+    identifier = sorted(corpus.live_identifiers())[1]
+    pid = tracking()[identifier].local_pid
+
+    corpus.advance_clock(minutes=5)
+    corpus.delete(identifier)
+    summary = harvest_again(corpus)
+
+    assert summary.succeeded and summary.counts.deleted == 1
+    assert pid not in published_titles(drafts_without_tombstones)
+    with pytest.raises(PIDDeletedError):  # deleted outright, no tombstone page
+        drafts_without_tombstones.read(system_identity, pid)
+    row = tracking()[identifier]
+    assert row.deleted and row.local_pid is None  # nothing to restore under the old pid
+
+    corpus.advance_clock(minutes=5)
+    corpus.update(
+        identifier, metadata={"title": ["Back again"], "creator": ["Novák, Jan"], "date": ["2021"]}
+    )
+    summary = harvest_again(corpus)
+
+    assert (summary.counts.created, summary.counts.updated) == (1, 0)
+    new_pid = tracking()[identifier].local_pid
+    assert new_pid and new_pid != pid
+    assert published_titles(drafts_without_tombstones)[new_pid] == "Back again"
     assert open_drafts() == 0
 
 
