@@ -28,6 +28,7 @@ from .counts import WriteCounts, describe_error
 from .diffs import holds, target_changes
 from .prefetch import batched
 from .targets.options import LocalDraftPolicy
+from .tracking import fetch_errors, index_errors
 from .transformers import with_transform_warnings
 from .unit_of_work import BulkIndexingUnitOfWork
 
@@ -79,6 +80,7 @@ class RepairBatches:
                 rows.append(row)
                 self._write_one(uow, None, row, counts, data, restore=bool(known["purged"]))
             self._finish_rows(rows, tracked)
+            self._keep_fetch_errors(rows, tracked)
             self.tracking.save(rows)
             if self.preview is not None:
                 self._roll_back_preview(uow)
@@ -87,6 +89,19 @@ class RepairBatches:
         if uow.index_failures:
             self._note_not_indexed(uow.index_failures, rows, tracked, counts)
         return counts
+
+    def _keep_fetch_errors(
+        self: RecordWriter, rows: list[dict[str, Any]], tracked: dict[str, dict[str, Any]]
+    ) -> None:
+        """A record the provider would not serve stays failed (and keeps its retry schedule)
+        after a rewrite of its older stored copy: only the provider can heal it."""
+        for row in rows:
+            known = tracked[row["oai_identifier"]]
+            not_fetched = fetch_errors(known["errors"])
+            if not_fetched and not row["errors"]:
+                row["errors"] = not_fetched
+                row["attempts"] = known["attempts"]
+                row["next_attempt_at"] = known["next_attempt_at"]
 
     def _rewrite_is_unneeded(
         self: RecordWriter,
@@ -98,8 +113,8 @@ class RepairBatches:
         """Whether the target already holds `data` (counted unchanged), or a local edit that
         the policy keeps (counted failed); a local edit that the harvest overwrites is noted."""
         pid = known["local_pid"]
-        if not pid or known["errors"] or known["purged"]:
-            return False
+        if not pid or known["purged"] or index_errors(known["errors"]):
+            return False  # nothing there, a tombstone to restore, or a document to index
         current = self.target.read(pid)
         if current is None:
             return False  # gone locally: the adapter decides (create again, or report)
@@ -107,6 +122,17 @@ class RepairBatches:
         edited = written is not None and not holds(current, written)
         if not edited and not target_changes(current, data, written):
             counts.unchanged += 1
+            if known["errors"] and self.preview is None:
+                # The target already holds the fixed output: no revision, only the error goes.
+                not_fetched = fetch_errors(known["errors"])
+                self.tracking.update(
+                    row["oai_identifier"],
+                    transformed=data,
+                    warnings=row["warnings"],
+                    errors=not_fetched or None,
+                    attempts=known["attempts"] if not_fetched else 0,
+                    next_attempt_at=known["next_attempt_at"] if not_fetched else None,
+                )
             return True
         if edited and self.target.options.local_drafts is LocalDraftPolicy.LOCAL_WINS:
             message = (

@@ -24,6 +24,21 @@ _TABLE = OAIHarvestedRecord.__table__
 
 NOT_INDEXED = "Not indexed:"
 """How the error on a row whose record did not reach the search index begins."""
+NOT_FETCHED = "Not fetched:"
+"""How the error on a row whose record the provider would not serve (GetRecord) begins: its
+stored XML, if any, is an older copy, and only the provider can clear the error."""
+
+
+def fetch_errors(errors: Sequence[str] | None) -> list[str]:
+    """The errors of a row that say its record could not be fetched."""
+    return [error for error in errors or () if error.startswith(NOT_FETCHED)]
+
+
+def index_errors(errors: Sequence[str] | None) -> list[str]:
+    """The errors of a row that say its record is not in the search index."""
+    return [error for error in errors or () if error.startswith(NOT_INDEXED)]
+
+
 _KEY = (_TABLE.c.harvester_id, _TABLE.c.oai_identifier)
 
 
@@ -135,6 +150,7 @@ class TrackingStore:
             _TABLE.c.original_xml,
             _TABLE.c.transformed,
             _TABLE.c.attempts,
+            _TABLE.c.next_attempt_at,
             _TABLE.c.adopted,
             _TABLE.c.purged,
             _TABLE.c.deleted,
@@ -297,7 +313,7 @@ class TrackingStore:
             "harvester_id": self.harvester_id,
             "oai_identifier": identifier,
             "deleted": False,
-            "errors": [message],
+            "errors": [f"{NOT_FETCHED} {message}"],
             "harvested_at": now,
             "run_id": self.run_id,
             "attempts": attempts,
