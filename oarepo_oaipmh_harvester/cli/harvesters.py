@@ -12,7 +12,7 @@ from invenio_access.permissions import system_identity
 from ..harvest.targets.options import POLICY_FIELDS
 from ..proxies import current_harvester_service
 from ..services.errors import HarvesterServiceError
-from .groups import echo_json, fail, harvester
+from .groups import echo_json, fail, harvester, refusal
 
 HARVESTER_FIELDS = (
     "id", "name", "comment", "base_url", "metadata_prefix", "setspecs", "target", "transformer",
@@ -112,7 +112,7 @@ def create_harvester(harvester_id: str, no_check: bool, **values: Any) -> None:
             check=False if no_check else None,
         )
     except HarvesterServiceError as error:
-        fail(str(error))
+        fail(refusal(error, "Invalid harvester"))
     click.echo(f"Created harvester {created.id}.")
 
 
@@ -132,7 +132,7 @@ def update_harvester(harvester_id: str, clear_sets: bool, no_check: bool, **valu
             system_identity, harvester_id, data, check=False if no_check else None
         )
     except HarvesterServiceError as error:
-        fail(str(error))
+        fail(refusal(error, "Invalid harvester"))
     click.echo(f"Updated harvester {harvester_id}.")
 
 
@@ -144,7 +144,7 @@ def delete_harvester(harvester_id: str) -> None:
     try:
         current_harvester_service.delete(system_identity, harvester_id)
     except HarvesterServiceError as error:
-        fail(str(error))
+        fail(refusal(error, "Invalid harvester"))
     click.echo(f"Deleted harvester {harvester_id}.")
 
 
@@ -166,7 +166,7 @@ def load_harvesters(path: str | None, no_check: bool, as_json: bool) -> None:
     try:
         result = load(source, check=False if no_check else None)
     except FixtureFileError as error:
-        fail(str(error))
+        fail(refusal(error, "Invalid harvester"))
     if as_json:
         echo_json(
             {

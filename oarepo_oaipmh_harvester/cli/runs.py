@@ -16,7 +16,7 @@ from invenio_access.permissions import system_identity
 from ..harvest.results import HarvestProgress, RunOutcome
 from ..proxies import current_harvest_runs_service, current_harvester_service
 from ..services.errors import HarvesterServiceError
-from .groups import echo_json, fail, harvester, oai
+from .groups import echo_json, fail, harvester, oai, refusal
 
 FAILURES_PRINTED = 10
 """Failed identifiers a command-line harvest prints (the records command lists them all)."""
@@ -129,7 +129,7 @@ def _preview(harvester_id: str, arguments: dict[str, Any], as_json: bool) -> Non
     try:
         report = current_harvest_runs_service.preview(system_identity, harvester_id, arguments)
     except HarvesterServiceError as error:
-        fail(str(error))
+        fail(refusal(error, "Refused"))
     if as_json:
         echo_json(report)
         return
@@ -156,6 +156,12 @@ def _preview(harvester_id: str, arguments: dict[str, Any], as_json: bool) -> Non
             )
         for error in entry.get("errors") or []:
             click.echo(f"      error: {error}")
+    listed = counts["created"] + counts["updated"] + counts["deleted"] + counts["failed"]
+    if len(report["entries"]) < listed:
+        click.echo(
+            f"  (the first {len(report['entries'])} of {listed} records listed; --json has the "
+            f"same, OAI_HARVESTER_PREVIEW_DIFFS sets how many)"
+        )
     for note in report["notes"]:
         click.echo(note)
 
@@ -172,7 +178,7 @@ def _harvest_here(harvester_id: str, arguments: dict[str, Any], title: str | Non
             **({"title": title} if title else {}),
         )
     except HarvesterServiceError as error:
-        fail(str(error))
+        fail(refusal(error, "Refused"))
     elapsed = (datetime.now(UTC) - started).total_seconds()
     printer.finish()
     counts = printer.last.counts if printer.last else None
@@ -229,7 +235,7 @@ def records(harvester_id: str, as_json: bool, errors_only: bool) -> None:
             system_identity, harvester_id, errors_only=errors_only
         )
     except HarvesterServiceError as error:
-        fail(str(error))
+        fail(refusal(error, "Refused"))
     data = [
         {
             "oai_identifier": row.oai_identifier,

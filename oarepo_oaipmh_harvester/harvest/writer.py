@@ -358,6 +358,8 @@ class RecordWriter(RepairBatches):
     def _preview_note(self, row: dict[str, Any], action: str, **details: Any) -> None:
         if self.preview is not None:
             pid = details.pop("pid", None) or row["local_pid"]
+            if action == "create":
+                pid = None  # minted in the rolled-back transaction: the real run mints another
             self.preview.note(row["oai_identifier"], action, pid=pid, **details)
 
     def _take_notices(self, row: dict[str, Any], counts: WriteCounts) -> None:

@@ -279,7 +279,9 @@ def test_a_dry_run_of_a_first_harvest_prints_a_summary_and_writes_nothing(
         "Dry run of test (nothing was written): examined 50; would create 50, update 0, "
         "delete 0, leave 0 unchanged; 0 would fail." in result.stdout
     )
-    assert "  create oai:example.org:0000000" in result.stdout
+    # No pid: the one minted in the rolled-back transaction is not the record's.
+    assert "  create oai:example.org:0000000\n" in result.stdout
+    assert "  (the first 20 of 50 records listed;" in result.stdout
     assert "Stopped at the limit" not in result.stdout
     assert provider.requests_for("ListRecords")  # it did fetch the records
     assert snapshot() == before  # no record, tracking row, run or watermark

@@ -60,7 +60,7 @@ def test_create_list_update_delete(run_cli, db, provider):
 def test_invalid_input_exits_non_zero_with_message(run_cli, db, provider):
     result = create(run_cli, "ftp://example.org")
     assert result.exit_code != 0
-    assert "base_url" in result.stderr
+    assert "Invalid harvester: --base-url: Give an http:// or https:// URL" in result.stderr
     result = run_cli("harvester", "delete", "nope")
     assert result.exit_code != 0 and "No harvester with id 'nope'" in result.stderr
 
