@@ -308,6 +308,11 @@ def test_admin_journey(
     browser_corpus.update(
         changed, metadata={**browser_corpus.get(changed).metadata, "title": [markup_title]}
     )
+    # And a new record that the target refuses (no title): the preview shows its error.
+    refused = "oai:example.org:refused-in-preview"
+    browser_corpus.add(
+        refused, {"creator": ["Nobody"]}, sets=("math",), datestamp=browser_corpus.now()
+    )
     runs_before = len(runs_of(browser, "journey"))
     stored = browser.api("GET", f"/api/oai-harvest/records/journey/{changed}").json()
 
@@ -328,8 +333,11 @@ def test_admin_journey(
             for name in ("examined", "created", "updated", "deleted", "unchanged", "failed")
         }
         assert counts == {
-            "examined": 1, "created": 0, "updated": 1, "deleted": 0, "unchanged": 0, "failed": 0
+            "examined": 2, "created": 0, "updated": 1, "deleted": 0, "unchanged": 0, "failed": 1
         }, counts  # fmt: skip
+        failure = report.locator(f"tr.oai-preview-entry[data-identifier='{refused}']")
+        assert "fail" in failure.inner_text()
+        assert "title" in report.inner_text().split(refused, 1)[1]  # the target's own error
         entry = report.locator(f"tr.oai-preview-entry[data-identifier='{changed}']")
         assert "update" in entry.inner_text()
         change = entry.locator("tr.oai-preview-change", has_text="/metadata/title/0")
