@@ -75,11 +75,11 @@ def test_a_base_url_longer_than_2048_characters_is_a_clean_cli_error(cli, harves
         "harvester", "create", "--id", "z", "--name", "Z", "--metadata-prefix", "oai_dc",
         "--base-url", provider.base_url + "?" + "x" * 3000, "--target", "oai-sample-records",
     )  # fmt: skip
-    assert_clean_failure(result, "base_url: Give a URL of at most 2048 characters")
+    assert_clean_failure(result, "--base-url: Give a URL of at most 2048 characters")
     assert db.session.get(OAIHarvester, "z") is None
 
     result = cli("harvester", "update", "a", "--base-url", provider.base_url + "/" + "y" * 3000)
-    assert_clean_failure(result, "base_url: Give a URL of at most 2048 characters")
+    assert_clean_failure(result, "--base-url: Give a URL of at most 2048 characters")
 
 
 # -- paging ----------------------------------------------------------------------------------
