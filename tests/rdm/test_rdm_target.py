@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -32,6 +33,17 @@ from .transform import MinimalRDMTransformer
 
 def harvest_into_rdm(provider) -> None:
     make_harvester(provider.base_url, target=RDM_TARGET, transformer=TRANSFORMER, batch_size=4)
+
+
+def harvest_then_delete_at_source(corpus) -> tuple[str, str, Any]:
+    """A full harvest, then a record deleted at the source and an incremental run: that
+    record's identifier, its local pid, the second run's summary."""
+    run_harvest("test")
+    identifier = sorted(corpus.live_identifiers())[1]
+    pid = tracking()[identifier].local_pid
+    corpus.advance_clock(minutes=5)
+    corpus.delete(identifier)
+    return identifier, pid, harvest_again(corpus)
 
 
 def test_adapter_is_chosen_from_the_service(rdm):
@@ -84,13 +96,7 @@ def test_source_edit_adds_a_revision_to_the_same_record(rdm, provider, corpus):
 
 def test_tombstone_then_restore_under_the_same_pid(rdm, provider, corpus):
     harvest_into_rdm(provider)
-    run_harvest("test")
-    identifier = sorted(corpus.live_identifiers())[1]
-    pid = tracking()[identifier].local_pid
-
-    corpus.advance_clock(minutes=5)
-    corpus.delete(identifier)
-    summary = harvest_again(corpus)
+    identifier, pid, summary = harvest_then_delete_at_source(corpus)
 
     assert summary.counts.deleted == 1
     with pytest.raises(RecordDeletedException):
@@ -139,13 +145,7 @@ def test_a_drafts_service_without_tombstones_deletes_and_creates_again(
         provider.base_url, target="drafts-without-tombstones", transformer=TRANSFORMER,
         batch_size=4,
     )  # fmt: skip
-    run_harvest("test")
-    identifier = sorted(corpus.live_identifiers())[1]
-    pid = tracking()[identifier].local_pid
-
-    corpus.advance_clock(minutes=5)
-    corpus.delete(identifier)
-    summary = harvest_again(corpus)
+    identifier, pid, summary = harvest_then_delete_at_source(corpus)
 
     assert summary.succeeded and summary.counts.deleted == 1
     assert pid not in published_titles(drafts_without_tombstones)
