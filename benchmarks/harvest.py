@@ -447,9 +447,9 @@ class Worker:
             self.code_config = rdm_target.overrides()
         self.app = create_api(**self.config, **self.code_config)
         if self.params.get("rdm"):
-            import rdm_target
+            from oarepo_oaipmh_harvester.testing.rdm import prepare_app
 
-            rdm_target.prepare_app(self.app)
+            prepare_app(self.app)
         self.context = self.app.app_context()
         self.context.push()
         logging.getLogger("oarepo_oaipmh_harvester").setLevel(logging.WARNING)
@@ -477,9 +477,9 @@ class Worker:
         list(current_search.delete(ignore=[400, 404]))
         list(current_search.create(ignore_existing=True))
         if self.params.get("rdm"):
-            import rdm_target
+            from oarepo_oaipmh_harvester.testing.rdm import prepare_storage
 
-            rdm_target.prepare_storage()
+            prepare_storage()
 
     def service(self):
         from invenio_records_resources.proxies import current_service_registry
@@ -489,9 +489,9 @@ class Worker:
     def stored(self) -> dict[str, int]:
         """Live local records in the database and documents in the index."""
         if self.params.get("rdm"):
-            import rdm_target
+            from oarepo_oaipmh_harvester.testing.rdm import count_records
 
-            return rdm_target.stored()
+            return count_records()
         from invenio_db import db
         from invenio_search.proxies import current_search, current_search_client
 
@@ -547,12 +547,13 @@ class Worker:
         }
 
 
-def read_transformed(base_url: str, limit: int | None = None) -> list[str]:
-    """The provider's records, transformed by the oai_dc transformer, as compact JSON."""
+def read_transformed(base_url: str, limit: int | None = None, transformer: Any = None) -> list[str]:
+    """The provider's live records, transformed (by default by the oai_dc transformer), as
+    compact JSON."""
     from oarepo_oaipmh_harvester.harvest.transformers import DublinCoreTransformer
     from oarepo_oaipmh_harvester.protocol.client import OAIClient
 
-    transformer = DublinCoreTransformer()
+    transformer = transformer or DublinCoreTransformer()
     out: list[str] = []
     with OAIClient(base_url) as client:
         for record in client.list_records("oai_dc"):
@@ -882,7 +883,10 @@ def phase_rdm(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
     worker.reset_storage()
     n = p["records"]
     log(f"rdm: reading and transforming {n} records with {rdm_target.TRANSFORMER} (not timed)")
-    prepared = rdm_target.read_transformed(p["base_url"])
+    from oarepo_oaipmh_harvester.proxies import current_oai_harvester
+
+    transformer = current_oai_harvester.transformers.get(rdm_target.TRANSFORMER)
+    prepared = read_transformed(p["base_url"], transformer=transformer)
     rdm_target.create_and_publish_each(prepared[:3])  # warm-up, wiped below
     worker.reset_storage()
     steps: dict[str, Any] = {}

@@ -24,37 +24,6 @@ def overrides() -> dict[str, Any]:
     return rdm_config(external_dois=True)
 
 
-def prepare_app(app) -> None:
-    from oarepo_oaipmh_harvester.testing.rdm import (
-        quiet_missing_statistics,
-        register_ui_stand_ins,
-    )
-
-    register_ui_stand_ins(app)
-    quiet_missing_statistics(app)
-
-
-def prepare_storage() -> None:
-    """After the schema and the indices were recreated: a files location, the vocabularies."""
-    from oarepo_oaipmh_harvester.testing.rdm import prepare_storage
-
-    prepare_storage()
-
-
-def read_transformed(base_url: str) -> list[str]:
-    """The provider's live records through the harvester's own `oai_dc_rdm`, as JSON."""
-    from oarepo_oaipmh_harvester.protocol.client import OAIClient
-    from oarepo_oaipmh_harvester.proxies import current_oai_harvester
-
-    transformer = current_oai_harvester.transformers.get(TRANSFORMER)
-    out: list[str] = []
-    with OAIClient(base_url) as client:
-        for record in client.list_records("oai_dc"):
-            if not record.deleted:
-                out.append(json.dumps(transformer.transform(record)))
-    return out
-
-
 def create_and_publish_each(prepared: list[str]) -> tuple[float, list[str]]:
     """What a script without the harvester does: create a draft, publish it, one by one.
 
@@ -75,10 +44,3 @@ def create_and_publish_each(prepared: list[str]) -> tuple[float, list[str]]:
             errors.append(f"{type(error).__name__}: {error}")
         elapsed += time.perf_counter() - began
     return elapsed, errors
-
-
-def stored() -> dict[str, int]:
-    """Published records (by the service's search), tombstones, open drafts."""
-    from oarepo_oaipmh_harvester.testing.rdm import count_records
-
-    return count_records()

@@ -61,10 +61,9 @@ def build_app(workdir: Path, search_url: str, rdm: bool = False):
         MAIL_SUPPRESS_SEND=True,
     )
     if rdm:
-        from .rdm import quiet_missing_statistics, register_ui_stand_ins
+        from .rdm import prepare_app
 
-        register_ui_stand_ins(app)
-        quiet_missing_statistics(app)
+        prepare_app(app)
     return app
 
 
@@ -98,7 +97,7 @@ def run_cli(app, *args: str) -> float:
     return elapsed
 
 
-def count_sample_records(app) -> dict[str, int]:
+def count_sample_records() -> dict[str, int]:
     from invenio_db import db
     from invenio_search.proxies import current_search
 
@@ -109,7 +108,7 @@ def count_sample_records(app) -> dict[str, int]:
     return {"live": db.session.query(model).filter(model.json.is_not(None)).count()}
 
 
-def count_rdm_records(app) -> dict[str, int]:
+def count_rdm_records() -> dict[str, int]:
     from .rdm import count_records
 
     counts = count_records()
@@ -180,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                 second = run_cli(app, "harvest", "demo")
                 _print(f"incremental harvest: {second:.2f} s\n")
 
-                local = count(app)
+                local = count()
                 expected = len(corpus.live_identifiers())
                 _print(f"Provider live records: {expected}; local live records: {local['live']}")
                 if "tombstones" in local:

@@ -140,10 +140,12 @@ def create_requests_ui_blueprint(app: Flask) -> Blueprint:
     return blueprint
 
 
-def register_ui_stand_ins(app: Flask) -> None:
-    """The stand-ins on an app built outside pytest (demo, benchmark, Celery workers)."""
+def prepare_app(app: Flask) -> None:
+    """An app built outside pytest (demo, benchmark, Celery workers): the UI stand-ins, and
+    a log without the missing-statistics warnings."""
     app.register_blueprint(create_records_ui_blueprint(app))
     app.register_blueprint(create_requests_ui_blueprint(app))
+    app.logger.addFilter(_WithoutMissingStatistics())
 
 
 STATISTICS_QUERIES = ("record-view", "record-download")
@@ -162,11 +164,6 @@ class _WithoutMissingStatistics:
         return not (
             isinstance(message, KeyError) and message.args[:1] in {(q,) for q in STATISTICS_QUERIES}
         )
-
-
-def quiet_missing_statistics(app: Flask) -> None:
-    """Keep the app's log for what matters when there is no statistics configuration."""
-    app.logger.addFilter(_WithoutMissingStatistics())
 
 
 def _without_publication_date(search: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,9 +13,8 @@ from __future__ import annotations
 from flask_celeryext import create_celery_app
 from invenio_app.factory import create_ui
 
-from .rdm import quiet_missing_statistics, rdm_config, register_ui_stand_ins
+from .rdm import prepare_app, rdm_config
 
 flask_app = create_ui(RATELIMIT_ENABLED=False, **rdm_config(external_dois=True))
-register_ui_stand_ins(flask_app)
-quiet_missing_statistics(flask_app)
+prepare_app(flask_app)
 celery = create_celery_app(flask_app)
