@@ -74,7 +74,8 @@ INDEX_PREFIX = "oaibench-"
 AUTHKEY = b"oai-harvest-benchmark"
 DEFAULT_DB = "postgresql+psycopg2://postgres@127.0.0.1:5432/oaiharvest_bench"
 PHASES = ("fetch", "write", "naive", "ours", "batch", "workers", "rdm", "rdm_workers")
-SEPARATE_PROVIDER_PHASES = ("batch", "workers", "rdm", "rdm_workers")
+RDM_PHASES = ("rdm", "rdm_workers")
+SEPARATE_PROVIDER_PHASES = ("batch", "workers", *RDM_PHASES)
 
 
 def log(message: str) -> None:
@@ -1168,7 +1169,7 @@ def print_report(results: dict[str, Any], args) -> None:
     out = sys.stdout
     env = results["environment"]
     dirty = f" + {len(env['dirty_files'])} uncommitted files" if env["dirty_files"] else ""
-    rdm = [phase for phase in ("rdm", "rdm_workers") if phase in results["phases"]]
+    rdm = [phase for phase in RDM_PHASES if phase in results["phases"]]
     plain = [phase for phase in results["phases"] if phase not in rdm]
     corpus = []
     if plain:
@@ -1346,7 +1347,7 @@ def print_report(results: dict[str, Any], args) -> None:
             f"  full harvest / fetch limit      {_fmt(s['full_over_fetch_limit'], '.3f'):>7}",
             file=out,
         )
-    if any(phase in phases for phase in ("rdm", "rdm_workers")):
+    if rdm:
         print("ratios and targets (issue 12, InvenioRDM)", file=out)
         print(
             f"  rdm full harvest / create+publish loop {_fmt(s['rdm_full_over_loop'], '.2f'):>7}"
@@ -1588,7 +1589,7 @@ def run_phases(args, phases, batch_sizes, database_uri: str, results: dict[str, 
                     "worker_processes": count,
                 }
                 results["phases"]["workers"][str(count)] = run_worker("workers", params)
-        rdm_phases = [phase for phase in phases if phase in ("rdm", "rdm_workers")]
+        rdm_phases = [phase for phase in phases if phase in RDM_PHASES]
         if rdm_phases:
             log(f"provider: generating {args.rdm_records} records for the RDM phases")
             rdm_provider = ProviderProcess(args.rdm_records, args.page_size)

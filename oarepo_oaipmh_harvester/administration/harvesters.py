@@ -50,6 +50,13 @@ class HarvesterAdminMixin:
                 in_form_order(action["payload_schema"])
         return actions
 
+    def _harvester_or_404(self, pid_value: str | None) -> dict[str, Any]:
+        """The harvester as the signed-in user may see it, or a 404 page."""
+        try:
+            return current_harvester_service.read(g.identity, pid_value).to_dict()
+        except HarvesterNotFound:
+            abort(404)
+
 
 class HarvesterListView(HarvesterAdminMixin, AdminResourceListView):
     """OAI-PMH harvesters: search, sort, run now, edit, delete."""
@@ -122,10 +129,7 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
 
     def get_context(self, pid_value: str | None = None) -> dict[str, Any]:
         context = super().get_context(pid_value=pid_value)
-        try:
-            harvester = current_harvester_service.read(g.identity, pid_value).to_dict()
-        except HarvesterNotFound:
-            abort(404)
+        harvester = self._harvester_or_404(pid_value)
         actions = context["actions"]  # serialised for this request: ours to fill in
         actions["run_preview"]["page"] = url_for(
             "administration.oai-harvesters-preview", pid_value=harvester["id"]

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import abort, g, url_for
+from flask import url_for
 from invenio_administration.views.base import AdminResourceDetailView
 from invenio_i18n import lazy_gettext as _
 
-from ..proxies import current_harvester_service
-from ..services.errors import HarvesterNotFound
 from .forms import PreviewFormSchema, in_form_order
 from .harvesters import HarvesterAdminMixin
 
@@ -31,10 +29,7 @@ class HarvesterPreviewView(HarvesterAdminMixin, AdminResourceDetailView):
     display_delete = False
 
     def get_context(self, pid_value: str | None = None) -> dict[str, Any]:
-        try:
-            harvester = current_harvester_service.read(g.identity, pid_value).to_dict()
-        except HarvesterNotFound:
-            abort(404)
+        harvester = self._harvester_or_404(pid_value)
         return {
             "title": self.title,
             "name": self.name,

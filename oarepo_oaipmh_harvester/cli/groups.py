@@ -7,22 +7,19 @@ from typing import NoReturn
 
 import click
 
+from ..services.errors import HarvesterValidationError
+
 
 def fail(message: str) -> NoReturn:
     raise click.ClickException(message)
 
 
 def refusal(error: Exception, what: str) -> str:
-    """A service's error as an operator reads it here: the refused fields named as the
-    command's options (``errors_only`` is ``--errors-only`` on the command line)."""
-    errors = getattr(error, "errors", None)
-    if not isinstance(errors, dict):
-        return str(error)
-    details = "; ".join(
-        f"--{str(field).replace('_', '-')}: {' '.join(map(str, messages))}"
-        for field, messages in errors.items()
-    )
-    return f"{what}: {details}"
+    """A service's error as an operator reads it here: refused fields named as the command's
+    options (``errors_only`` is ``--errors-only`` on the command line)."""
+    if isinstance(error, HarvesterValidationError):
+        return error.describe(what, lambda field: f"--{field.replace('_', '-')}")
+    return str(error)
 
 
 def echo_json(data: object) -> None:

@@ -144,7 +144,7 @@ def delete_harvester(harvester_id: str) -> None:
     try:
         current_harvester_service.delete(system_identity, harvester_id)
     except HarvesterServiceError as error:
-        fail(refusal(error, "Invalid harvester"))
+        fail(str(error))
     click.echo(f"Deleted harvester {harvester_id}.")
 
 
@@ -166,7 +166,7 @@ def load_harvesters(path: str | None, no_check: bool, as_json: bool) -> None:
     try:
         result = load(source, check=False if no_check else None)
     except FixtureFileError as error:
-        fail(refusal(error, "Invalid harvester"))
+        fail(str(error))
     if as_json:
         echo_json(
             {

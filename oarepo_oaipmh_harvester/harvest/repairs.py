@@ -28,7 +28,7 @@ from .counts import WriteCounts, describe_error
 from .diffs import holds, target_changes
 from .prefetch import batched
 from .targets.options import LocalDraftPolicy
-from .tracking import fetch_errors, index_errors
+from .tracking import NOT_FETCHED, NOT_INDEXED, errors_of_kind
 from .transformers import with_transform_warnings
 from .unit_of_work import BulkIndexingUnitOfWork
 
@@ -36,6 +36,19 @@ if TYPE_CHECKING:
     from .results import HarvestSummary
     from .run import HarvestRun
     from .writer import RecordWriter
+
+
+def _after_a_good_rewrite(known: dict[str, Any]) -> dict[str, Any]:
+    """The error columns of a row whose rewrite succeeded: clear, unless the provider would
+    not serve the record (then its error and retry schedule stay as they were)."""
+    not_fetched = errors_of_kind(NOT_FETCHED, known["errors"])
+    if not not_fetched:
+        return {"errors": None, "attempts": 0, "next_attempt_at": None}
+    return {
+        "errors": not_fetched,
+        "attempts": known["attempts"],
+        "next_attempt_at": known["next_attempt_at"],
+    }
 
 
 class RepairBatches:
@@ -97,11 +110,8 @@ class RepairBatches:
         after a rewrite of its older stored copy: only the provider can heal it."""
         for row in rows:
             known = tracked[row["oai_identifier"]]
-            not_fetched = fetch_errors(known["errors"])
-            if not_fetched and not row["errors"]:
-                row["errors"] = not_fetched
-                row["attempts"] = known["attempts"]
-                row["next_attempt_at"] = known["next_attempt_at"]
+            if not row["errors"]:
+                row.update(_after_a_good_rewrite(known))
 
     def _rewrite_is_unneeded(
         self: RecordWriter,
@@ -113,7 +123,7 @@ class RepairBatches:
         """Whether the target already holds `data` (counted unchanged), or a local edit that
         the policy keeps (counted failed); a local edit that the harvest overwrites is noted."""
         pid = known["local_pid"]
-        if not pid or known["purged"] or index_errors(known["errors"]):
+        if not pid or known["purged"] or errors_of_kind(NOT_INDEXED, known["errors"]):
             return False  # nothing there, a tombstone to restore, or a document to index
         current = self.target.read(pid)
         if current is None:
@@ -124,14 +134,11 @@ class RepairBatches:
             counts.unchanged += 1
             if known["errors"] and self.preview is None:
                 # The target already holds the fixed output: no revision, only the error goes.
-                not_fetched = fetch_errors(known["errors"])
                 self.tracking.update(
                     row["oai_identifier"],
                     transformed=data,
                     warnings=row["warnings"],
-                    errors=not_fetched or None,
-                    attempts=known["attempts"] if not_fetched else 0,
-                    next_attempt_at=known["next_attempt_at"] if not_fetched else None,
+                    **_after_a_good_rewrite(known),
                 )
             return True
         if edited and self.target.options.local_drafts is LocalDraftPolicy.LOCAL_WINS:

@@ -29,14 +29,9 @@ NOT_FETCHED = "Not fetched:"
 stored XML, if any, is an older copy, and only the provider can clear the error."""
 
 
-def fetch_errors(errors: Sequence[str] | None) -> list[str]:
-    """The errors of a row that say its record could not be fetched."""
-    return [error for error in errors or () if error.startswith(NOT_FETCHED)]
-
-
-def index_errors(errors: Sequence[str] | None) -> list[str]:
-    """The errors of a row that say its record is not in the search index."""
-    return [error for error in errors or () if error.startswith(NOT_INDEXED)]
+def errors_of_kind(kind: str, errors: Sequence[str] | None) -> list[str]:
+    """The errors of a row that begin with `kind` (NOT_FETCHED, NOT_INDEXED)."""
+    return [error for error in errors or () if error.startswith(kind)]
 
 
 _KEY = (_TABLE.c.harvester_id, _TABLE.c.oai_identifier)

@@ -6,6 +6,8 @@ not found 404, duplicate id, run in progress and deleting a running harvester 40
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from marshmallow import ValidationError
 
 from ..text import echoed
@@ -28,8 +30,18 @@ class HarvesterValidationError(HarvesterServiceError, ValidationError):
         ValidationError.__init__(self, errors)
 
     def __str__(self) -> str:
-        details = "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in self.errors.items())
-        return f"Invalid harvester: {details}"
+        return self.describe()
+
+    def describe(
+        self, what: str = "Invalid harvester", field_name: Callable[[str], str] = str
+    ) -> str:
+        """`what: field: messages; ...`, the fields named by `field_name` (the command line
+        names them as its options)."""
+        details = "; ".join(
+            f"{field_name(field)}: {' '.join(map(str, msgs))}"
+            for field, msgs in self.errors.items()
+        )
+        return f"{what}: {details}"
 
 
 class HarvesterAlreadyExists(HarvesterServiceError):
