@@ -2,7 +2,10 @@
 # Developer entry point.
 #   ./run.sh demo      a demo harvest on an embedded default (SQLite, osmem-server, local provider);
 #                      --rdm: into a real InvenioRDM records service
-#   ./run.sh test      the test suite (PostgreSQL on 127.0.0.1:5432 by default; see README)
+#   ./run.sh test      the test suite: installs and starts PostgreSQL, Redis and RabbitMQ when they
+#                      are missing, and the tests start a real OpenSearch node (see README)
+#   ./run.sh services  only install and start PostgreSQL 15, Redis and RabbitMQ on 127.0.0.1
+#   ./run.sh opensearch [--port 9200]   a real OpenSearch 2 node in the foreground (Ctrl-C stops it)
 #   ./run.sh lint      ruff
 #   ./run.sh bench     the harvest benchmark (arguments are passed on)
 #   ./run.sh panel     the admin panel in a browser: built assets, provider, app, worker, scheduler
@@ -60,9 +63,16 @@ case "$command" in
     test)
         ensure_installed
         ensure_browser
+        .ci/services.sh
         export SQLALCHEMY_DATABASE_URI="${SQLALCHEMY_DATABASE_URI:-postgresql+psycopg2://postgres@127.0.0.1:5432/oaiharvest_test}"
         "$VENV/bin/ruff" check --quiet .
         exec "$VENV/bin/python" -m pytest tests -q "$@"
+        ;;
+    services)
+        exec .ci/services.sh
+        ;;
+    opensearch)
+        exec .ci/opensearch/start.sh "$@"
         ;;
     lint)
         ensure_installed
@@ -79,7 +89,7 @@ case "$command" in
         exec "$VENV/bin/python" -m oarepo_oaipmh_harvester.testing.panel "$@"
         ;;
     *)
-        echo "unknown command: $command (demo | test | lint | bench | panel | install)" >&2
+        echo "unknown command: $command (demo | test | services | opensearch | lint | bench | panel | install)" >&2
         exit 2
         ;;
 esac

@@ -1,16 +1,16 @@
-"""Fixtures: a real Invenio API app on PostgreSQL (or SQLite), osmem search, a local provider."""
+"""Fixtures: a real Invenio API app on PostgreSQL (or SQLite), a real OpenSearch node, a local
+provider."""
 
 from __future__ import annotations
 
-import ast
 import logging
-import os
 import warnings
 
 import pytest
 from _pytest.config import apply_warning_filters, parse_warning_filter
 from factories import frozen_corpus
 from invenio_app.factory import create_api
+from search_node import SearchServer, empty_search_indices
 
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
 from oarepo_oaipmh_harvester.testing.sample_records import SAMPLE_SERVICE_ID
@@ -21,7 +21,6 @@ TEST_CONFIG = {
     "OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS": True,
     "OAI_HARVESTER_MAX_RETRY_WAIT": 5.0,
     "OAI_HARVESTER_REQUEST_TIMEOUT": (5.0, 10.0),
-    "JOBS_LOGGING": False,  # job logs go to a data stream, which osmem lacks
     "CELERY_TASK_EAGER_PROPAGATES": True,
     "CELERY_BROKER_URL": "memory://",
     "BROKER_URL": "memory://",
@@ -59,27 +58,43 @@ def pytest_runtest_setup(item):
                 warnings.filterwarnings(*parse_warning_filter(arg, escape=False))
 
 
-@pytest.fixture(scope="session")
-def search_server():
-    """osmem-server for the whole session, unless SEARCH_HOSTS points at a real cluster."""
-    if "SEARCH_HOSTS" in os.environ:
-        yield ast.literal_eval(os.environ["SEARCH_HOSTS"])
-        return
-    from osmem_server import OsmemServer
+def pytest_sessionstart(session):
+    """The search server is up before the header is written, so that the header names it."""
+    session.config.stash[SEARCH_SERVER] = SearchServer.from_environment()
 
-    server = OsmemServer.start(freeze=False, japanese=False)
-    url = server.url.rstrip("/").split("://", 1)[-1]
-    host, port = url.rsplit(":", 1)
-    try:
-        yield [{"host": host, "port": int(port)}]
-    finally:
-        server.close()
-        server.process.stdout.close()  # close() leaves the server's stdout pipe open
+
+def pytest_report_header(config):
+    return config.stash[SEARCH_SERVER].describe()
+
+
+def pytest_sessionfinish(session):
+    server = session.config.stash.get(SEARCH_SERVER, None)
+    if server is not None:
+        server.stop()
+
+
+SEARCH_SERVER = pytest.StashKey[SearchServer]()
+
+
+@pytest.fixture(scope="session")
+def search_server(pytestconfig):
+    """A real OpenSearch node for the session (tests/search_node.py), or SEARCH_HOSTS."""
+    return pytestconfig.stash[SEARCH_SERVER].hosts
 
 
 @pytest.fixture(scope="module")
 def search_hosts(search_server):
     return search_server
+
+
+@pytest.fixture(scope="module")
+def search(search):
+    """pytest-invenio's indices, and the index templates `invenio index init` puts as well
+    (invenio-jobs' job logs are a data stream made from one)."""
+    from invenio_search import current_search
+
+    list(current_search.put_index_templates())
+    return search
 
 
 @pytest.fixture(scope="module")
@@ -112,6 +127,13 @@ def sample_service(app):
     from invenio_records_resources.proxies import current_service_registry
 
     return current_service_registry.get(SAMPLE_SERVICE_ID)
+
+
+@pytest.fixture()
+def search_clear(search):
+    """pytest-invenio's, emptying the indices after the test instead of making them again."""
+    yield search
+    empty_search_indices()
 
 
 @pytest.fixture()

@@ -37,7 +37,7 @@ def build_app(workdir: Path, search_url: str, rdm: bool = False):
     if rdm:
         from .rdm import rdm_config
 
-        extra = rdm_config(external_dois=True)
+        extra = rdm_config(external_dois=True, osmem=True)
     host, port = search_url.split("://", 1)[-1].rstrip("/").rsplit(":", 1)
     app = create_api(
         **extra,

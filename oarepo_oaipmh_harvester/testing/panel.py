@@ -58,6 +58,8 @@ class PanelSettings:
     broker_url: str = "redis://127.0.0.1:6379/5"
     port: int = 5000
     index_prefix: str = "oaiharvest-panel-"
+    osmem: bool = False
+    """The search server is osmem-server, which has no data streams for invenio-jobs' logs."""
     queue: str = "oai-harvest-panel"
     extra_config: dict[str, Any] = field(default_factory=dict)
 
@@ -96,7 +98,7 @@ class PanelSettings:
             "OAI_HARVESTER_SAMPLE_TARGET": True,
             "OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS": True,  # the bundled provider is local
             # Job logs go to a data stream, which osmem lacks (a plain index stands in).
-            "JOBS_LOGGING": False,
+            "JOBS_LOGGING": not self.osmem,
             "RECORDS_REFRESOLVER_CLS": "invenio_records.resolver.InvenioRefResolver",
             "RECORDS_REFRESOLVER_STORE": "invenio_jsonschemas.proxies.current_refresolver_store",
             "MAIL_SUPPRESS_SEND": True,
@@ -166,7 +168,8 @@ def build_assets(settings: PanelSettings, *, log: Path | None = None) -> None:
 
 
 def prepare_instance(settings: PanelSettings, *, demo_base_url: str | None = None) -> None:
-    """Tables, indices (and a plain job-logs index), the administrator, a demo harvester."""
+    """Tables, indices and index templates (on osmem a plain job-logs index), the
+    administrator, a demo harvester."""
     script = f"""
 import sys
 from invenio_app.factory import create_api
@@ -179,6 +182,7 @@ with app.app_context():
 
 
 def _prepare_in_app(email: str, password: str, demo_base_url: str | None) -> None:
+    from flask import current_app
     from invenio_access.models import ActionRoles
     from invenio_access.permissions import system_identity
     from invenio_accounts.proxies import current_datastore
@@ -196,9 +200,13 @@ def _prepare_in_app(email: str, password: str, demo_base_url: str | None) -> Non
         create_database(url)
     db.create_all()
     list(current_search.create(ignore_existing=True))
-    job_logs = prefix_index("job-logs")
-    if not current_search_client.indices.exists(index=job_logs):
-        current_search_client.indices.create(index=job_logs)
+    if current_app.config["JOBS_LOGGING"]:
+        list(current_search.put_index_templates())
+    else:
+        # The run page still reads the job logs; an empty index answers it.
+        job_logs = prefix_index("job-logs")
+        if not current_search_client.indices.exists(index=job_logs):
+            current_search_client.indices.create(index=job_logs)
     if current_datastore.find_user(email=email) is None:
         from flask_security.utils import hash_password
 
@@ -323,19 +331,20 @@ def serve(port: int) -> None:
 
 
 @contextmanager
-def search_server() -> Iterator[list[dict[str, Any]]]:
-    """osmem-server unless SEARCH_HOSTS points at a real cluster."""
+def search_server() -> Iterator[tuple[list[dict[str, Any]], bool]]:
+    """The search hosts, and whether they are osmem-server: a real cluster when SEARCH_HOSTS
+    points at one (`./run.sh opensearch` starts a node), osmem-server otherwise."""
     if os.environ.get("SEARCH_HOSTS"):
         import ast
 
-        yield ast.literal_eval(os.environ["SEARCH_HOSTS"])
+        yield ast.literal_eval(os.environ["SEARCH_HOSTS"]), False
         return
     from osmem_server import OsmemServer
 
     server = OsmemServer.start(freeze=False, japanese=False)
     host, port = server.url.rstrip("/").split("://", 1)[-1].rsplit(":", 1)
     try:
-        yield [{"host": host, "port": int(port)}]
+        yield [{"host": host, "port": int(port)}], True
     finally:
         server.close()
 
@@ -347,11 +356,12 @@ def _main_panel(options: argparse.Namespace) -> int:
     from .provider import OAIPMHProvider
 
     corpus = Corpus.generate(options.records, start=datetime(2024, 1, 1, tzinfo=UTC))
-    with search_server() as hosts, OAIPMHProvider(corpus, page_size=100) as provider:
+    with search_server() as (hosts, osmem), OAIPMHProvider(corpus, page_size=100) as provider:
         settings = PanelSettings(
             instance_path=Path(options.instance).resolve(),
             database_uri=options.database,
             search_hosts=hosts,
+            osmem=osmem,
             broker_url=options.broker,
             port=options.port,
         )

@@ -3,8 +3,8 @@
 Decision owned here: what an application needs so that invenio-rdm-records 36 publishes in
 it (the keys of rdm-records' config that would lose to other modules' defaults, stand-ins for
 invenio-app-rdm's UI endpoints that publishing builds links to, a default files location, the
-vocabulary entries the transformers use), and which departures osmem-server forces (no
-``date_range`` histogram facet). Real InvenioRDM vocabulary entries are taken by id from
+vocabulary entries the transformers use), and the one departure osmem-server (the demo's
+embedded search) forces: no ``date_range`` histogram facet. Real InvenioRDM vocabulary entries are taken by id from
 rdm-records' own fixture files: loading all of them takes minutes (7,847 languages).
 
 Needs the ``rdm`` extra; nothing RDM-specific is imported at module level.
@@ -171,11 +171,12 @@ def _without_publication_date(search: Mapping[str, Any]) -> dict[str, Any]:
     return {**search, "facets": [f for f in search["facets"] if f != "publication_date"]}
 
 
-def rdm_config(*, external_dois: bool = True) -> dict[str, Any]:
+def rdm_config(*, external_dois: bool = True, osmem: bool = False) -> dict[str, Any]:
     """Configuration keys that make invenio-rdm-records 36 publish in a plain Invenio app.
 
     `external_dois`: take DOIs from elsewhere as ``pids.doi`` (provider ``external``); RDM
     drops the doi scheme unless DataCite or Crossref is enabled. No DOI is ever minted.
+    `osmem`: the search server is osmem-server, which refuses RDM's publication date facet.
     """
     from invenio_rdm_records import config as rdm
     from invenio_rdm_records.services.permissions import RDMRequestsPermissionPolicy
@@ -186,10 +187,11 @@ def rdm_config(*, external_dois: bool = True) -> dict[str, Any]:
         "REQUESTS_PERMISSION_POLICY": RDMRequestsPermissionPolicy,
         "RECORDS_REST_ENDPOINTS": {},
     }
+    if osmem:
+        config["RDM_SEARCH"] = _without_publication_date(rdm.RDM_SEARCH)
+        config["RDM_SEARCH_DRAFTS"] = _without_publication_date(rdm.RDM_SEARCH_DRAFTS)
     config.update(
         {
-            "RDM_SEARCH": _without_publication_date(rdm.RDM_SEARCH),
-            "RDM_SEARCH_DRAFTS": _without_publication_date(rdm.RDM_SEARCH_DRAFTS),
             "APP_RDM_ROUTES": {
                 "record_detail": "/records/<pid_value>",
                 "record_file_download": "/records/<pid_value>/files/<path:filename>",

@@ -15,6 +15,7 @@ from invenio_app.factory import create_ui
 
 from .rdm import prepare_app, rdm_config
 
-flask_app = create_ui(RATELIMIT_ENABLED=False, **rdm_config(external_dois=True))
+# osmem: the benchmark's workers search where it does (osmem-server unless SEARCH_HOSTS).
+flask_app = create_ui(RATELIMIT_ENABLED=False, **rdm_config(external_dois=True, osmem=True))
 prepare_app(flask_app)
 celery = create_celery_app(flask_app)

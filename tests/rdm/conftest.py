@@ -3,8 +3,7 @@
 Booted like rdm-records' own tests (``oarepo_oaipmh_harvester.testing.rdm``, shared with the
 demo and the benchmark): its config where the app needs it, stand-in UI endpoints for the
 links of published records, a few real vocabulary entries of each type, a default files
-location. The only departures are osmem-server's gaps (no ``date_range``
-histogram facet, no data streams). Without the ``rdm`` extra every test module here skips
+location, on the session's real OpenSearch node. Without the ``rdm`` extra every test module here skips
 itself (a skip raised by a conftest is an error), so this file imports RDM lazily.
 """
 
@@ -64,13 +63,15 @@ def rdm_location(database):
 def rdm_index(app, search):
     """Empty record and draft indices for this test (the vocabularies stay indexed)."""
     from invenio_rdm_records.records.api import RDMDraft, RDMRecord
-    from invenio_search import current_search
+    from invenio_search import current_search_client
+    from invenio_search.utils import build_alias_name
 
-    names = [RDMRecord.index._name, RDMDraft.index._name]
-    list(current_search.delete(index_list=names, ignore=[404]))
-    # The aliases stay (older mapping versions' indices hold them); only the two indices
-    # are created again, so no alias gets a second write index.
-    list(current_search.create(index_list=names, ignore_existing=True))
+    current_search_client.delete_by_query(
+        index=",".join(build_alias_name(i._name) for i in (RDMRecord.index, RDMDraft.index)),
+        body={"query": {"match_all": {}}},
+        conflicts="proceed",
+        refresh=True,
+    )
     yield
 
 
@@ -104,7 +105,7 @@ def oaiserver_source(search_server):
     for the session: it takes 20-30 s to boot, and `oai_source` gives every test empty lists.
 
     Its database is the suite's with ``_source`` appended, its index prefix is named after that
-    database, its search server is the session's (osmem, or the cluster of SEARCH_HOSTS). It is
+    database, its search server is the session's (a real node, or the cluster of SEARCH_HOSTS). It is
     launched here and waited for by `oai_source`: session fixtures come first, so it boots
     while the module's app does.
     """

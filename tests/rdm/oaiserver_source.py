@@ -9,12 +9,9 @@ The test drives it through a command channel, JSON lines over the child's stdin/
 command handled in an app context of the child: publish, edit, tombstone, restore, page size,
 token lifetime, sets, and the log of the OAI-PMH requests it answered.
 
-Departures from a production InvenioRDM, each for a reason outside invenio-oaiserver:
-- osmem-server has no ``percolate`` query, which invenio-oaiserver uses to find a record's
-  sets. :func:`sets_by_search` finds them with one search per set instead, and the list views
-  (which call ``sets_search_all`` directly rather than the configured fetcher) are pointed at
-  it. For the same reason the set signals that maintain percolator queries are off. The same
-  on a real OpenSearch (SEARCH_HOSTS), so that both search servers give the same answers.
+Set membership is invenio-oaiserver's own: percolator queries on the session's real
+OpenSearch node, maintained by its set signals. Departures from a production InvenioRDM, each
+for a reason outside invenio-oaiserver:
 - Rate limits (60 requests a minute for guests in invenio-app) are off, as is forced HTTPS.
 
 Run as a script only by :class:`OAIServerSource`; importing this module is cheap.
@@ -300,35 +297,6 @@ class OAIServerSource:
 
 
 # -- child side ----------------------------------------------------------------------------------
-def sets_by_search(record: Mapping[str, Any]) -> list[str]:
-    """The specs of the sets whose search pattern finds `record`, one search per set.
-
-    Stands in for invenio-oaiserver's percolator, which osmem-server cannot run.
-    """
-    from flask import current_app
-    from invenio_oaiserver.models import OAISet
-    from invenio_oaiserver.proxies import current_oaiserver
-    from invenio_oaiserver.query import query_string_parser
-
-    specs = []
-    for oai_set in OAISet.query.order_by(OAISet.spec):
-        if not oai_set.search_pattern:
-            continue
-        search = (
-            current_oaiserver.search_cls(index=str(current_app.config["OAISERVER_RECORD_INDEX"]))
-            .filter("term", id=record["id"])
-            .query(query_string_parser(oai_set.search_pattern))
-        )
-        if search.count():
-            specs.append(oai_set.spec)
-    return specs
-
-
-def _sets_of_all(records: list[Mapping[str, Any]]) -> list[list[str]]:
-    """What the list views call instead of the percolator's ``sets_search_all``."""
-    return [sets_by_search(record) for record in records]
-
-
 def _references(value: Any) -> Any:
     """Vocabulary entries as the draft API returns them (id, title, props, icon...) reduced to
     the ``{"id": ...}`` it accepts back."""
@@ -344,6 +312,9 @@ def _references(value: Any) -> Any:
 def source_config(settings: Mapping[str, Any]) -> dict[str, Any]:
     """The source app's configuration: RDM's own where it publishes, invenio-app-rdm's OAI
     server settings (invenio-app-rdm is not installed), and the test departures."""
+    from invenio_rdm_records.proxies import current_rdm_records_service
+    from werkzeug.local import LocalProxy
+
     from oarepo_oaipmh_harvester.testing.rdm import rdm_config
 
     config = rdm_config(external_dois=True)
@@ -362,7 +333,6 @@ def source_config(settings: Mapping[str, Any]) -> dict[str, Any]:
             },
             "TRUSTED_HOSTS": ["127.0.0.1", "localhost"],
             "RATELIMIT_ENABLED": False,
-            "JOBS_LOGGING": False,  # osmem has no data streams
             "CELERY_TASK_ALWAYS_EAGER": True,
             "CELERY_TASK_EAGER_PROPAGATES": True,
             "CELERY_BROKER_URL": "memory://",
@@ -377,7 +347,11 @@ def source_config(settings: Mapping[str, Any]) -> dict[str, Any]:
             # invenio-app-rdm's OAI server configuration
             "OAISERVER_REPOSITORY_NAME": "InvenioRDM source of the harvester tests",
             "OAISERVER_ID_PREFIX": SOURCE_ID_PREFIX,
-            "OAISERVER_RECORD_INDEX": "rdmrecords-records",
+            # The records index by its full name, as invenio-app-rdm gives it: the percolator
+            # index of the sets is made from that index's mapping.
+            "OAISERVER_RECORD_INDEX": LocalProxy(
+                lambda: current_rdm_records_service.record_cls.index._name
+            ),
             "OAISERVER_SEARCH_CLS": "invenio_rdm_records.oai:OAIRecordSearch",
             "OAISERVER_ID_FETCHER": "invenio_rdm_records.oai:oaiid_fetcher",
             "OAISERVER_GETRECORD_FETCHER": "invenio_rdm_records.oai:getrecord_fetcher",
@@ -406,9 +380,6 @@ def source_config(settings: Mapping[str, Any]) -> dict[str, Any]:
                     "namespace": "https://www.loc.gov/standards/marcxml/",
                 },
             },
-            # No percolator on osmem: sets are found by search (see sets_by_search).
-            "OAISERVER_RECORD_SETS_FETCHER": sets_by_search,
-            "OAISERVER_REGISTER_SET_SIGNALS": False,
             "OAISERVER_PAGE_SIZE": settings["page_size"],
             "OAISERVER_RESUMPTION_TOKEN_EXPIRE_TIME": settings["token_lifetime"],
         }
@@ -494,7 +465,6 @@ class _Source:
         self.app = self._boot()
 
     def _boot(self) -> Any:
-        import invenio_oaiserver.response
         from flask import got_request_exception
         from invenio_app.factory import create_app
         from invenio_db import db
@@ -505,8 +475,6 @@ class _Source:
             load_vocabularies,
         )
 
-        # The list views call the percolator directly, not the configured fetcher.
-        invenio_oaiserver.response.sets_search_all = _sets_of_all
         phase = time.monotonic()
         app = create_app(**source_config(self.settings))
         self.phases["create_app"] = time.monotonic() - phase
@@ -623,6 +591,7 @@ class _Source:
         from invenio_db import db
         from invenio_oaiserver.models import OAISet
         from invenio_pidstore.models import PersistentIdentifier
+        from invenio_search.proxies import current_search_client
 
         # Records, drafts, parents, their versions and buckets go; vocabularies and the
         # files location stay (loading them again would cost seconds).
@@ -640,6 +609,11 @@ class _Source:
         OAISet.query.delete()
         db.session.commit()
         self._fresh_indices()
+        # The bulk delete above skips the set signals that would remove each set's percolator
+        # query; invenio-oaiserver makes the dedicated index again when a set is created.
+        current_search_client.indices.delete(
+            index=f"{self.settings['index_prefix']}*-percolators", ignore_unavailable=True
+        )
         self.do_configure(page_size, token_lifetime)
         with self.exchanges.lock:
             self.exchanges.log.clear()

@@ -9,7 +9,7 @@ import pytest
 from factories import make_harvester, wait_until
 from invenio_access.permissions import system_identity
 from invenio_db import db
-from invenio_search.proxies import current_search
+from search_node import empty_search_indices
 
 from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord, OAIHarvester
@@ -48,8 +48,7 @@ def committed_harvester(app, database, search, provider, db_uri):
     db.session.execute(db.text("DELETE FROM pidstore_pid WHERE pid_type = 'oaismp'"))
     db.session.query(SampleRecordMetadata).delete()
     db.session.commit()
-    list(current_search.delete(ignore=[404]))
-    list(current_search.create())
+    empty_search_indices()
 
 
 def _tracked() -> int:

@@ -14,6 +14,7 @@ from factories import create_job, jobs_of, make_harvester, start_run, wait_until
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_jobs.models import Job, Run, RunStatusEnum
+from search_node import empty_search_indices
 
 from oarepo_oaipmh_harvester.harvest.fanout import worker_name
 from oarepo_oaipmh_harvester.models import OAIHarvester
@@ -128,7 +129,6 @@ def start_workers(app, database):
 
 @pytest.fixture()
 def committed_harvester(app, database, search, provider):
-    from invenio_search.proxies import current_search
 
     harvester = make_harvester(provider.base_url, "fan", name="Fan-out", batch_size=5)
     yield harvester
@@ -140,8 +140,7 @@ def committed_harvester(app, database, search, provider):
     db.session.execute(db.text("DELETE FROM pidstore_pid WHERE pid_type = 'oaismp'"))
     db.session.query(model).delete()
     db.session.commit()
-    list(current_search.delete(ignore=[404]))
-    list(current_search.create())
+    empty_search_indices()
 
 
 def _run_parent_in_this_process(job_id, args: dict | None = None) -> Run:
