@@ -103,9 +103,7 @@ def next_run_of_dumped_job(job: Mapping[str, Any]) -> datetime | None:
     """`next_run` of a job as invenio-jobs dumps it (its columns, and its last run as a
     dictionary for one job or as the row itself in a list of jobs)."""
     last_run = job.get("last_run") or {}
-    last_created = (
-        last_run.get("created") if isinstance(last_run, Mapping) else last_run.created
-    )
+    last_created = last_run.get("created") if isinstance(last_run, Mapping) else last_run.created
     return next_run_at(
         job.get("schedule") if job.get("active") else None,
         last_run_created=_parsed(last_created),
