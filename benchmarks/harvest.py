@@ -67,19 +67,22 @@ from multiprocessing.connection import Client, Listener
 from pathlib import Path
 from typing import Any
 
-HARVESTER_ID = "bench"
-TARGET = "oai-sample-records"
-INDEX_ALIAS = "oaisamplerecords"
-INDEX_PREFIX = "oaibench-"
+from harvest_bench.report import print_report
+from harvest_bench.settings import (
+    CELERY_BROKER,
+    DEFAULT_DB,
+    HARVESTER_ID,
+    INDEX_ALIAS,
+    INDEX_PREFIX,
+    PHASES,
+    RDM_PHASES,
+    SEPARATE_PROVIDER_PHASES,
+    TARGET,
+    log,
+)
+from harvest_bench.summary import build_summary, load_comparison
+
 AUTHKEY = b"oai-harvest-benchmark"
-DEFAULT_DB = "postgresql+psycopg2://postgres@127.0.0.1:5432/oaiharvest_bench"
-PHASES = ("fetch", "write", "naive", "ours", "batch", "workers", "rdm", "rdm_workers")
-RDM_PHASES = ("rdm", "rdm_workers")
-SEPARATE_PROVIDER_PHASES = ("batch", "workers", *RDM_PHASES)
-
-
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 # ==========================================================================================
@@ -786,9 +789,6 @@ def phase_batch(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
     return {"steps": {"full": result}}
 
 
-CELERY_BROKER = os.environ.get("OAI_BENCH_BROKER", "redis://127.0.0.1:6379/9")
-
-
 def phase_workers(worker: Worker, p: dict[str, Any]) -> dict[str, Any]:
     """A full harvest whose batches are written by `p["worker_processes"]` Celery workers."""
     import redis
@@ -1013,7 +1013,7 @@ def run_worker(phase: str, params: dict[str, Any]) -> dict[str, Any]:
 
 
 # ==========================================================================================
-# Orchestration and report
+# Orchestration (the report: harvest_bench.report)
 # ==========================================================================================
 
 
@@ -1109,329 +1109,6 @@ def _drop_database(uri: str) -> None:
         drop_database(uri)
 
 
-def _rate(step: dict[str, Any] | None) -> float | None:
-    return step.get("records_per_second") if step else None
-
-
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return a / b if a and b else None
-
-
-def build_summary(results: dict[str, Any], args) -> dict[str, Any]:
-    steps = {}
-    for phase, outcome in results["phases"].items():
-        for name, step in outcome.get("steps", {}).items():
-            steps[f"{phase}.{name}"] = step
-    full = steps.get("ours.full")
-    reharvest = steps.get("ours.full_reharvest")
-    no_change = steps.get("ours.no_change_incremental")
-    summary: dict[str, Any] = {
-        "full_over_write_limit": _ratio(
-            _rate(full), _rate(steps.get("write.create_or_update_many"))
-        ),
-        "full_over_naive": _ratio(_rate(full), _rate(steps.get("naive.create_each"))),
-        "full_over_fetch_limit": _ratio(_rate(full), _rate(steps.get("fetch.sickle"))),
-        "reharvest_speedup": (
-            full["seconds"] / reharvest["seconds"] if full and reharvest else None
-        ),
-        "full_harvest_peak_rss_mb": full["rss_peak_mb"] if full else None,
-    }
-    rdm_full, rdm_loop = steps.get("rdm.full"), steps.get("rdm.create_publish_each")
-    rdm_reharvest = steps.get("rdm.full_reharvest")
-    rdm_workers = {
-        count: outcome["steps"]["full"]
-        for count, outcome in results["phases"].get("rdm_workers", {}).items()
-    }
-    summary["rdm_full_over_loop"] = _ratio(_rate(rdm_full), _rate(rdm_loop))
-    summary["rdm_reharvest_speedup"] = (
-        rdm_full["seconds"] / rdm_reharvest["seconds"] if rdm_full and rdm_reharvest else None
-    )
-    summary["rdm_two_workers_over_one"] = _ratio(
-        _rate(rdm_workers.get("2")), _rate(rdm_workers.get("1"))
-    )
-    if no_change:
-        summary["no_change_requests"] = no_change["requests"]
-        summary["no_change_writes"] = {
-            "target_sql": no_change["target_sql_writes"],
-            "search": no_change["search_writes"],
-            "entries": (no_change["inserted_entries"] or 0) + (no_change["updated_entries"] or 0),
-        }
-    return summary
-
-
-def _fmt(value: Any, spec: str = ".0f") -> str:
-    if value is None:
-        return "-"
-    return format(value, spec)
-
-
-def print_report(results: dict[str, Any], args) -> None:
-    out = sys.stdout
-    env = results["environment"]
-    dirty = f" + {len(env['dirty_files'])} uncommitted files" if env["dirty_files"] else ""
-    rdm = [phase for phase in RDM_PHASES if phase in results["phases"]]
-    plain = [phase for phase in results["phases"] if phase not in rdm]
-    corpus = []
-    if plain:
-        corpus.append(
-            f"N={args.records} oai_dc records, harvester batch size {args.batch_size}, "
-            f"write-limit chunk {args.write_chunk}"
-        )
-    if rdm:
-        corpus.append(
-            f"RDM phases: N={args.rdm_records} oai_dc records into InvenioRDM, "
-            f"batch size {args.rdm_batch_size}"
-        )
-    print(
-        f"\nHarvest benchmark: {'; '.join(corpus)}; provider page size {args.page_size}"
-        f"{', ACCESS_CACHE on' if args.access_cache else ''}\n"
-        f"code {env['commit']}{dirty}; python {env['python']}; {env['cpus']} CPUs; "
-        f"database {results['database']}; search {results['search']}\n"
-        f"postgresql: {', '.join(f'{k} {v}' for k, v in env.get('postgresql', {}).items())}",
-        file=out,
-    )
-    codes = {}
-    for phase, outcome in results["phases"].items():
-        if phase in ("batch", "workers", "rdm_workers"):
-            for size, item in outcome.items():
-                codes.setdefault(item.get("code"), []).append(f"{phase} {size}")
-        else:
-            codes.setdefault(outcome.get("code"), []).append(phase)
-    print(
-        "package code measured: "
-        + "; ".join(f"{code} ({', '.join(names)})" for code, names in codes.items()),
-        file=out,
-    )
-    header = (
-        f"{'measurement':<58} {'records':>8} {'seconds':>9} {'rec/s':>8} "
-        f"{'SQL/rec':>7} {'RSS peak MB':>11}"
-    )
-    print("\n" + header + "\n" + "-" * len(header), file=out)
-
-    def line(label: str, step: dict[str, Any] | None, note: str = "") -> None:
-        if step is None:
-            return
-        print(
-            f"{label:<58} {step.get('records', 0):>8} {_fmt(step['seconds'], '.2f'):>9} "
-            f"{_fmt(step.get('records_per_second')):>8} "
-            f"{_fmt(step.get('sql_per_record'), '.1f'):>7} "
-            f"{_fmt(step.get('rss_peak_mb'), '.0f'):>11}{note}",
-            file=out,
-        )
-
-    phases = results["phases"]
-    get = lambda phase, name: phases.get(phase, {}).get("steps", {}).get(name)  # noqa: E731
-    line("fetch limit: plain sickle ListRecords, every record read", get("fetch", "sickle"))
-    line("  our reader: OAIClient.list_records + oai_dc transform", get("fetch", "our_reader"))
-    line(
-        f"write limit: create_or_update_many x{args.write_chunk} + bulk queue",
-        get("write", "create_or_update_many"),
-    )
-    line("naive: service.create per record (commit + index each)", get("naive", "create_each"))
-    line("ours: full harvest", get("ours", "full"))
-    inc = get("ours", "incremental")
-    if inc:
-        line(f"ours: incremental after {inc['changed_at_provider']} records changed (1%)", inc)
-    line("ours: incremental, nothing changed", get("ours", "no_change_incremental"))
-    line("ours: full re-harvest, nothing changed", get("ours", "full_reharvest"))
-    for size, outcome in sorted(phases.get("batch", {}).items(), key=lambda kv: int(kv[0])):
-        line(
-            f"ours: full harvest of {args.batch_records}, batch size {size}",
-            outcome["steps"]["full"],
-        )
-
-    for count, outcome in sorted(phases.get("workers", {}).items(), key=lambda kv: int(kv[0])):
-        step = outcome["steps"]["full"]
-        if int(count):
-            spread = "+".join(str(b) for b in step.get("batches_per_worker", []))
-            own = step.get("batches_written_by_the_run_itself", 0)
-            note = f"  batches by worker: {spread or '-'}, by the run: {own}"
-            label = f"fan-out: {args.worker_records}, {count} Celery worker process(es)"
-        else:
-            note, label = "", f"fan-out baseline: {args.worker_records}, the run writes itself"
-        line(label, step, note)
-
-    line(
-        "rdm: create + publish per record, the same service",
-        get("rdm", "create_publish_each"),
-    )
-    line("rdm: ours, full harvest (oai_dc_rdm, drafts adapter)", get("rdm", "full"))
-    line("rdm: ours, full re-harvest, nothing changed", get("rdm", "full_reharvest"))
-    for count, outcome in sorted(phases.get("rdm_workers", {}).items(), key=lambda kv: int(kv[0])):
-        step = outcome["steps"]["full"]
-        spread = "+".join(str(b) for b in step.get("batches_per_worker", []))
-        own = step.get("batches_written_by_the_run_itself", 0)
-        line(
-            f"rdm: full harvest, {count} Celery worker process(es)",
-            step,
-            f"  batches by worker: {spread or '-'}, by the run: {own}",
-        )
-
-    cpu_columns = (
-        ("harvesting process", "worker"),
-        ("postgresql", "postgres"),
-        ("osmem-server", "osmem"),
-        ("provider process", "provider"),
-        ("celery workers", "celery"),
-        ("other processes (interference)", "other"),
-    )
-    print(
-        "\nCPU seconds used during each step (2 cores = 2 CPU-s per wall second):\n"
-        f"{'':<44}{'wall':>8}" + "".join(f"{short:>10}" for _, short in cpu_columns),
-        file=out,
-    )
-    labelled = [
-        ("fetch limit (sickle)", get("fetch", "sickle")),
-        ("our reader", get("fetch", "our_reader")),
-        ("write limit", get("write", "create_or_update_many")),
-        ("naive", get("naive", "create_each")),
-        ("ours: full harvest", get("ours", "full")),
-        ("ours: incremental 1%", get("ours", "incremental")),
-        ("ours: full re-harvest", get("ours", "full_reharvest")),
-    ]
-    for size, outcome in sorted(phases.get("batch", {}).items(), key=lambda kv: int(kv[0])):
-        labelled.append((f"ours: batch size {size}", outcome["steps"]["full"]))
-    for count, outcome in sorted(phases.get("workers", {}).items(), key=lambda kv: int(kv[0])):
-        labelled.append((f"fan-out: {count} worker process(es)", outcome["steps"]["full"]))
-    labelled += [
-        ("rdm: create + publish each", get("rdm", "create_publish_each")),
-        ("rdm: ours, full harvest", get("rdm", "full")),
-        ("rdm: ours, full re-harvest", get("rdm", "full_reharvest")),
-    ]
-    for count, outcome in sorted(phases.get("rdm_workers", {}).items(), key=lambda kv: int(kv[0])):
-        labelled.append((f"rdm: {count} worker process(es)", outcome["steps"]["full"]))
-    disturbed = []
-    for label, step in labelled:
-        if step and step.get("cpu_seconds"):
-            cpu = step["cpu_seconds"]
-            print(
-                f"  {label:<42}{step['seconds']:>8.1f}"
-                + "".join(f"{cpu.get(key, 0.0):>10.1f}" for key, _ in cpu_columns),
-                file=out,
-            )
-            other = cpu.get("other processes (interference)", 0.0)
-            if step["seconds"] > 1 and other > 0.1 * step["seconds"]:
-                disturbed.append(label)
-    if disturbed:
-        print(
-            f"  WARNING: other processes used the CPU during: {', '.join(disturbed)} "
-            "(numbers disturbed; rerun on a quiet machine)",
-            file=out,
-        )
-
-    s = results["summary"]
-
-    def verdict(value: float | None, target: float) -> str:
-        if value is None:
-            return ""
-        return "  met" if value >= target else "  NOT met"
-
-    if plain:
-        print("\nratios and targets (issue 5)", file=out)
-        print(
-            f"  full harvest / write limit      {_fmt(s['full_over_write_limit'], '.2f'):>7}"
-            f"   target >= 0.90{verdict(s['full_over_write_limit'], 0.9)}",
-            file=out,
-        )
-        print(
-            f"  full harvest / naive            {_fmt(s['full_over_naive'], '.2f'):>7}"
-            f"   target >= 1.70{verdict(s['full_over_naive'], 1.7)}",
-            file=out,
-        )
-        print(
-            f"  full re-harvest speedup         {_fmt(s['reharvest_speedup'], '.1f'):>7}"
-            f"   target >= 50{verdict(s['reharvest_speedup'], 50)}",
-            file=out,
-        )
-        print(
-            f"  full harvest / fetch limit      {_fmt(s['full_over_fetch_limit'], '.3f'):>7}",
-            file=out,
-        )
-    if rdm:
-        print("ratios and targets (issue 12, InvenioRDM)", file=out)
-        print(
-            f"  rdm full harvest / create+publish loop {_fmt(s['rdm_full_over_loop'], '.2f'):>7}"
-            f"   target >= 0.90{verdict(s['rdm_full_over_loop'], 0.9)}",
-            file=out,
-        )
-        print(
-            f"  rdm unchanged re-harvest speedup       {_fmt(s['rdm_reharvest_speedup'], '.1f'):>7}"
-            f"   target >= 50{verdict(s['rdm_reharvest_speedup'], 50)}",
-            file=out,
-        )
-        print(
-            f"  rdm 2 workers / 1 worker               "
-            f"{_fmt(s['rdm_two_workers_over_one'], '.2f'):>7}"
-            f"   target >= 1.50{verdict(s['rdm_two_workers_over_one'], 1.5)}",
-            file=out,
-        )
-    nc = get("ours", "no_change_incremental")
-    if nc:
-        ok = (
-            nc["requests"] == 2
-            and nc["target_sql_writes"] == 0
-            and nc["search_writes"] == 0
-            and not (nc["inserted_entries"] or nc["updated_entries"])
-        )
-        print(
-            f"  no-change incremental: {nc['requests']} OAI-PMH requests "
-            f"({', '.join(str(v) for v in nc['request_verbs'])}), "
-            f"{nc['target_sql_writes']} SQL writes to the target's tables, "
-            f"{nc['search_writes']} search write requests, "
-            f"{(nc['inserted_entries'] or 0) + (nc['updated_entries'] or 0)} records written"
-            f"   target: 2 requests, no writes{'  met' if ok else '  NOT met'}",
-            file=out,
-        )
-    full = get("ours", "full")
-    if full:
-        print(
-            f"  peak RSS of the harvesting process during the full harvest: "
-            f"{full['rss_peak_mb']:.0f} MB (at its start {full['rss_start_mb']:.0f} MB; "
-            f"app booted {phases['ours']['process']['boot_rss_mb']:.0f} MB; "
-            f"ru_maxrss of the worker {phases['ours']['process']['ru_maxrss_mb']:.0f} MB)",
-            file=out,
-        )
-        if results.get("compare"):
-            other = results["compare"]
-            delta = full["rss_peak_mb"] - other["rss_peak_mb"]
-            print(
-                f"  peak RSS vs N={other['records']}: {delta:+.0f} MB   target <= +50 MB"
-                f"{'  met' if delta <= 50 else '  NOT met'}",
-                file=out,
-            )
-    rdm_checks = [
-        (f"rdm.{name}", step) for name, step in phases.get("rdm", {}).get("steps", {}).items()
-    ] + [
-        (f"rdm_workers.{count}", outcome["steps"]["full"])
-        for count, outcome in phases.get("rdm_workers", {}).items()
-    ]
-    for label, step in rdm_checks:
-        stored = step.get("stored") or {}
-        print(
-            f"  check {label}: {stored.get('published')} published records, "
-            f"{stored.get('open_drafts')} open drafts, {stored.get('tombstones')} tombstones"
-            + (f"; run {step['run_status']}" if step.get("run_status") else "")
-            + (f"; errors {step['first_errors']}" if step.get("first_errors") else ""),
-            file=out,
-        )
-    for phase in ("ours", "write"):
-        for name, step in phases.get(phase, {}).get("steps", {}).items():
-            stored = step.get("stored")
-            if stored:
-                print(
-                    f"  check {phase}.{name}: {stored['db_records']} live records in the "
-                    f"database, {stored['index_documents']} documents in the index",
-                    file=out,
-                )
-        for name, step in phases.get(phase, {}).get("steps", {}).items():
-            if step.get("run_status") and step["run_status"] != "SUCCESS":
-                print(f"  WARNING {phase}.{name}: run {step['run_status']}: {step['run_message']}")
-    write = get("write", "create_or_update_many")
-    if write and write.get("errors"):
-        print(f"  WARNING write limit: {write['errors']} records failed: {write['first_errors']}")
-    out.flush()
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", "-n", type=int, default=20_000, help="N (default 20000)")
@@ -1494,16 +1171,11 @@ def main(argv: list[str] | None = None) -> int:
         "phases": {},
     }
     if args.compare:
-        other = json.loads(Path(args.compare).read_text())
-        other_full = other["phases"]["ours"]["steps"]["full"]
-        results["compare"] = {
-            "records": other["arguments"]["records"],
-            "rss_peak_mb": other_full["rss_peak_mb"],
-        }
+        results["compare"] = load_comparison(args.compare)
 
     with exclusive_database(database_uri):
         run_phases(args, phases, batch_sizes, database_uri, results)
-    results["summary"] = build_summary(results, args)
+    results["summary"] = build_summary(results)
     print_report(results, args)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2, default=str))
