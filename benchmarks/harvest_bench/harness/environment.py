@@ -40,7 +40,8 @@ def environment() -> dict[str, Any]:
 
     return {
         "commit": _git("rev-parse", "--short", "HEAD").strip(),
-        "dirty_files": [line[3:] for line in _git("status", "--porcelain").strip().splitlines()],
+        # Not stripped before the cut: the first line may start with a space (" M path").
+        "dirty_files": [line[3:] for line in _git("status", "--porcelain").splitlines() if line],
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "packages": {name: safe_version(name) for name in MEASURED_PACKAGES},
