@@ -8,13 +8,24 @@ application config themselves.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
 from ..protocol.networks import LOOPBACK_AND_PRIVATE_NETWORKS
 from ..protocol.options import ProtocolOptions, user_agent
-from .reconcile import ReconcileMode
+
+
+class ReconcileMode(enum.Enum):
+    """When a full window is followed by deleting the local records the provider no longer
+    has (OAI_HARVESTER_RECONCILE)."""
+
+    AUTO = "auto"
+    """When the provider does not keep tombstones (deletedRecord `no` or `transient`)."""
+    ALWAYS = "always"
+    NEVER = "never"
+
 
 PROTOCOL_KEYS = {"timeout": "OAI_HARVESTER_REQUEST_TIMEOUT"}
 """Protocol options whose config key is not ``OAI_HARVESTER_<OPTION>``."""

@@ -32,7 +32,7 @@ import logging
 from collections import deque
 from collections.abc import Iterator
 from datetime import datetime
-from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
+from typing import ClassVar, Generic, Protocol, TypeVar
 
 from lxml import etree
 from sickle.iterator import BaseOAIIterator
@@ -45,13 +45,22 @@ from .errors import (
     limited,
 )
 from .items import build_header, build_metadata_format, build_record, build_set
+from .options import ProtocolOptions
 from .parsing import oai
 from .progress import ProgressGuard
 from .records import MetadataFormat, OAIHeader, OAIRecord, OAISet
 from .response import OAIPage
 
-if TYPE_CHECKING:
-    from .client import _Sickle
+
+class PageSource(Protocol):
+    """Where a stream gets its pages: the client (its sickle), which sends the requests."""
+
+    endpoint: str
+    options: ProtocolOptions
+
+    def harvest(self, **params: str) -> OAIPage:
+        """The page of one OAI-PMH request (an error document is a page too)."""
+        ...
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +105,7 @@ class _ListStream(BaseOAIIterator, Generic[T]):
     item_tag: ClassVar[str]
     empty_codes: ClassVar[frozenset[str]] = frozenset({"noRecordsMatch"})
 
-    def __init__(self, sickle: _Sickle, params: dict[str, str], ignore_deleted: bool = False):
+    def __init__(self, sickle: PageSource, params: dict[str, str], ignore_deleted: bool = False):
         self.complete_list_size: int | None = None
         self.cursor: int | None = None
         self.expiration_date: str | None = None

@@ -24,7 +24,7 @@ from invenio_records_resources.services.records.schema import ServiceSchemaWrapp
 from marshmallow import ValidationError, validate, validates_schema
 from marshmallow import fields as ma_fields
 
-from ..arguments import ADMINISTRATOR_ARGUMENTS, RunArgumentsSchema
+from ..arguments import RunArgumentsSchema, run_request
 from ..harvest.assembly import (
     PurgeNotConfirmed,
     current_settings,
@@ -34,6 +34,7 @@ from ..harvest.assembly import (
 from ..harvest.interrupted import close_interrupted_runs, grace_for
 from ..harvest.lock import HarvesterBusy, holder_of
 from ..harvest.preview import PreviewReport
+from ..harvest.request import RunKind, RunRequest
 from ..harvest.results import ProgressCallback
 from ..harvest.window import SinceSource, since_source_of
 from ..text import without_traceback
@@ -124,12 +125,15 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         queued or running.
         """
         try:
-            request = RunRequestSchema().load(data or {})
+            loaded = RunRequestSchema().load(data or {})
         except ValidationError as error:
             self.get_harvester(identity, harvester_id, "run")  # 404/403 before a 400
             raise HarvesterValidationError(flatten_messages(error.messages)) from None
+        request = RunRequest.from_arguments(
+            loaded, since_source_of(loaded.get("since"), SinceSource.LAST_SUCCESS)
+        )
         self.get_harvester(identity, harvester_id, _action_of(request))
-        if request.get("purge") and request.get("confirm") != harvester_id:
+        if request.kind is RunKind.PURGE and request.confirm != harvester_id:
             raise HarvesterValidationError({"confirm": [str(PurgeNotConfirmed(harvester_id))]})
         job = self.ensure_job(identity, harvester_id)
         active = active_run(harvester_id)
@@ -143,17 +147,10 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         if active is not None:
             raise HarvestRunInProgress(harvester_id, str(active.id), active.status.name)
 
-        args: dict[str, Any] = {
-            "job_arg_schema": "OAIHarvestArgsSchema",
-            **_flags(request),
-        }
-        if request.get("since"):
-            args["since"] = request["since"].isoformat()
-        if request.get("identifiers"):
-            args["identifiers"] = list(request["identifiers"])
-        if request.get("confirm"):
-            args["confirm"] = request["confirm"]
-        run_title = title or request.get("title") or _default_title(request)
+        # What the job type's arguments schema loads (invenio-jobs checks them again).
+        given = {key: value for key, value in request.arguments().items() if value}
+        args: dict[str, Any] = {"job_arg_schema": "OAIHarvestArgsSchema", **given}
+        run_title = title or loaded.get("title") or _default_title(request)
         # invenio-jobs lets only administrators start runs; harvest managers may start their
         # harvester's runs, which our own permission check above has allowed. The run is
         # created as the system and then credited to the person who asked for it.
@@ -229,15 +226,14 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             limit=request.get("limit") or current_app.config["OAI_HARVESTER_PREVIEW_LIMIT"],
             max_entries=settings.preview_diffs,
         )
-        since = request.get("since")
+        arguments = {key: value for key, value in request.items() if key != "limit"}
         try:
             summary = run_harvest(
                 harvester_id,
-                since=since,
-                since_source=since_source_of(since, SinceSource.WATERMARK),
-                identifiers=request.get("identifiers") or None,
-                preview=report,
-                **_flags(request),
+                RunRequest.from_arguments(
+                    arguments, since_source_of(arguments.get("since"), SinceSource.WATERMARK)
+                ),
+                dry_run=report,
             )
         except HarvesterBusy as error:
             active = active_run(harvester_id)
@@ -272,20 +268,17 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         continues from the stored watermark. Batches are written here too, whatever
         OAI_HARVESTER_WRITE_MODE says.
         """
-        raw = {**(arguments or {}), **more_arguments}
-        if isinstance(raw.get("since"), datetime):
-            raw["since"] = raw["since"].isoformat()
         try:
-            loaded = RunArgumentsSchema().load(raw)
+            request = run_request(
+                {**(arguments or {}), **more_arguments}, without_since=SinceSource.WATERMARK
+            )
         except ValidationError as error:
             self.get_harvester(identity, harvester_id, "run")
             raise HarvesterValidationError(flatten_messages(error.messages)) from None
-        self.get_harvester(identity, harvester_id, _action_of(loaded))
-        if loaded.get("purge") and loaded.get("confirm") != harvester_id:
+        self.get_harvester(identity, harvester_id, _action_of(request))
+        if request.kind is RunKind.PURGE and request.confirm != harvester_id:
             raise HarvesterValidationError({"confirm": [str(PurgeNotConfirmed(harvester_id))]})
-        since, identifiers = loaded.get("since"), loaded.get("identifiers")
         job = self.ensure_job(identity, harvester_id)
-        source = since_source_of(since, SinceSource.WATERMARK)
         run = Run(
             id=uuid.uuid4(),
             task_id=uuid.uuid4(),
@@ -296,12 +289,9 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             started_by_id=identity.id if is_user(identity) else None,
             args={
                 "harvester_id": harvester_id,
-                "since": since.isoformat() if since else None,
-                "since_source": source.value,
-                "identifiers": identifiers or None,
-                "confirm": loaded.get("confirm"),
+                "since_source": request.since_source.value,
                 "write_mode": "local",
-                **_flags(loaded),
+                **request.arguments(),
             },
         )
         db.session.add(run)
@@ -315,31 +305,22 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         return db.session.get(Run, run.id)
 
 
-def _flags(arguments: dict[str, Any]) -> dict[str, bool]:
-    """The boolean run arguments, by their one name."""
-    return {
-        name: bool(arguments.get(name))
-        for name, field in RunArgumentsSchema().fields.items()
-        if isinstance(field, ma_fields.Boolean)
-    }
-
-
-def _action_of(arguments: dict[str, Any]) -> str:
+def _action_of(request: RunRequest) -> str:
     """Repairs (rewrite, force, retry, purge) are for those who may change the harvester;
     a harvest manager may start the other runs of their harvester."""
-    return "update" if any(arguments.get(name) for name in ADMINISTRATOR_ARGUMENTS) else "run"
+    return "update" if request.is_repair else "run"
 
 
-def _default_title(arguments: dict[str, Any]) -> str:
-    for name, title in (
-        ("purge", "Purge"),
-        ("rewrite", "Rewrite from stored XML"),
-        ("retry_errors", "Retry failed records"),
-        ("reindex", "Reindex"),
-    ):
-        if arguments.get(name):
-            return title
-    return "Run now"
+RUN_TITLES = {
+    RunKind.PURGE: "Purge",
+    RunKind.REWRITE: "Rewrite from stored XML",
+    RunKind.RETRY_ERRORS: "Retry failed records",
+    RunKind.REINDEX: "Reindex",
+}
+
+
+def _default_title(request: RunRequest) -> str:
+    return RUN_TITLES.get(request.kind, "Run now")
 
 
 class PreviewRequestSchema(RunArgumentsSchema):

@@ -9,14 +9,13 @@ import pytest
 
 pytest.importorskip("invenio_rdm_records")
 
-from factories import make_harvester
+from factories import make_harvester, run_harvest
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_rdm_records.records.api import RDMRecord
 from invenio_rdm_records.services.errors import RecordDeletedException
 from invenio_search.proxies import current_search
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.targets import AdapterKind, RecordsServiceTarget, adapter_for
 from oarepo_oaipmh_harvester.harvest.targets.options import TargetOptions
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("invenio_rdm_records")
 
-from factories import make_harvester
+from factories import make_harvester, run_harvest
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_pidstore.errors import PIDDeletedError
@@ -18,7 +18,6 @@ from invenio_rdm_records.services.errors import RecordDeletedException
 from invenio_records_resources.proxies import current_service_registry
 from lxml import etree
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.targets import RecordsServiceTarget, adapter_for
 from oarepo_oaipmh_harvester.harvest.targets.drafts import DraftsServiceTarget, LocalDraftOpen
 from oarepo_oaipmh_harvester.harvest.targets.options import LocalDraftPolicy, TargetOptions

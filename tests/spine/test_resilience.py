@@ -3,9 +3,8 @@
 from datetime import UTC, datetime
 
 import pytest
-from factories import gaps, make_harvester, record_request_times
+from factories import gaps, make_harvester, record_request_times, run_harvest
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
 from oarepo_oaipmh_harvester.models import OAIHarvester
 from oarepo_oaipmh_harvester.protocol.errors import (

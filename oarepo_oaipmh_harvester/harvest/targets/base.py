@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from invenio_db import db
+
 from ..unit_of_work import BulkIndexingUnitOfWork
 from .options import TargetOptions
 
@@ -89,6 +91,11 @@ class TargetAdapter(abc.ABC):
     @abc.abstractmethod
     def delete(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
         """Remove the local record `pid`; a record that is already gone is not an error."""
+
+    def delete_alone(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
+        """:meth:`delete` in a savepoint of its own: a failure undoes only this record."""
+        with db.session.begin_nested():
+            self.delete(pid, uow)
 
     @property
     def keeps_deleted_pids(self) -> bool:
