@@ -62,6 +62,7 @@ class PageSource(Protocol):
         """The page of one OAI-PMH request (an error document is a page too)."""
         ...
 
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
