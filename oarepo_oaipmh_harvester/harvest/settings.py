@@ -60,6 +60,8 @@ class HarvestSettings:
     retry_per_run: int
     retry_max_attempts: int
     retry_backoff: float
+    preview_limit: int
+    preview_max_limit: int
     preview_diffs: int
     run_log_interval: float
 
@@ -102,6 +104,8 @@ class HarvestSettings:
             retry_per_run=int(config["OAI_HARVESTER_RETRY_PER_RUN"]),
             retry_max_attempts=int(config["OAI_HARVESTER_RETRY_MAX_ATTEMPTS"]),
             retry_backoff=float(config["OAI_HARVESTER_RETRY_BACKOFF"]),
+            preview_limit=int(config["OAI_HARVESTER_PREVIEW_LIMIT"]),
+            preview_max_limit=int(config["OAI_HARVESTER_PREVIEW_MAX_LIMIT"]),
             preview_diffs=int(config["OAI_HARVESTER_PREVIEW_DIFFS"]),
             run_log_interval=float(config["OAI_HARVESTER_RUN_LOG_INTERVAL"]),
         )

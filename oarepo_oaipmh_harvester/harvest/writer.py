@@ -41,7 +41,7 @@ class RecordWriter:
         target: TargetAdapter,
         transformer: Transformer,
         run_id: uuid.UUID | None = None,
-        retry_backoff: float = 3600.0,
+        retry_backoff: float,
         writes: Writes | None = None,
     ) -> None:
         self.harvester_id = harvester_id

@@ -126,7 +126,7 @@ class HarvesterService(HarvesterAccessMixin, Service):
             **stored,
             job=jobs[0] if jobs else None,
             jobs=jobs,
-            last_run=dump_run(self.config, last_run, harvester.id) if last_run else None,
+            last_run=dump_run(last_run, harvester.id) if last_run else None,
         )
 
     def _item(self, identity: Any, harvester: OAIHarvester) -> HarvesterItem:

@@ -12,7 +12,6 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from flask import current_app
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_db.uow import ModelCommitOp, UnitOfWork, unit_of_work
@@ -21,10 +20,9 @@ from invenio_jobs.proxies import current_jobs, current_runs_service
 from invenio_jobs.tasks import execute_run
 from invenio_records_resources.services.base import LinksTemplate, Service
 from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
-from marshmallow import ValidationError, validate, validates_schema
-from marshmallow import fields as ma_fields
+from marshmallow import ValidationError
 
-from ..arguments import RunArgumentsSchema, run_request
+from ..arguments import run_request
 from ..harvest.assembly import (
     PurgeNotConfirmed,
     current_settings,
@@ -42,7 +40,7 @@ from .access import HarvesterAccessMixin, flatten_messages, is_user, link_args
 from .errors import HarvesterValidationError, HarvestRunInProgress, HarvestRunNotFound
 from .jobs import active_run, job_of, new_job, runs_query
 from .results import SQLItem, SQLList, SQLPage
-from .schemas import RunRequestSchema
+from .run_schemas import HarvestRunSchema, PreviewRequestSchema, RunRequestSchema
 from .sql import fetch_page, resolve_search_params
 
 
@@ -73,8 +71,8 @@ class RunView:
         return cls(harvester_id=harvester_id, **columns)
 
 
-def dump_run(config: Any, run: Run, harvester_id: str) -> dict[str, Any]:
-    return config.run_schema().dump(RunView.of(run, harvester_id))
+def dump_run(run: Run, harvester_id: str) -> dict[str, Any]:
+    return HarvestRunSchema().dump(RunView.of(run, harvester_id))
 
 
 class HarvestRunService(HarvesterAccessMixin, Service):
@@ -85,12 +83,12 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         self._jobs_registry = jobs_registry_getter or (lambda: current_jobs.registry)
 
     def _run_item(self, identity: Any, harvester_id: str, run: Run) -> SQLItem:
-        return self.config.run_item_cls(
+        return self.config.result_item_cls(
             self,
             identity,
             RunView.of(run, harvester_id),
-            links_tpl=LinksTemplate(self.config.links_run),
-            schema=ServiceSchemaWrapper(self, schema=self.config.run_schema),
+            links_tpl=LinksTemplate(self.config.links_item),
+            schema=ServiceSchemaWrapper(self, schema=self.config.schema),
         )
 
     @unit_of_work()
@@ -177,11 +175,11 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             SQLPage(rows=rows, total=total),
             params=params,
             links_tpl=LinksTemplate(
-                self.config.links_runs_search,
+                self.config.links_search,
                 context={"args": link_args(params), "harvester_id": harvester_id},
             ),
-            links_item_tpl=LinksTemplate(self.config.links_run),
-            schema=ServiceSchemaWrapper(self, schema=self.config.run_schema),
+            links_item_tpl=LinksTemplate(self.config.links_item),
+            schema=ServiceSchemaWrapper(self, schema=self.config.schema),
             prepare=lambda run: RunView.of(run, harvester_id),
         )
 
@@ -223,7 +221,7 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             raise HarvesterValidationError(flatten_messages(error.messages)) from None
         settings = current_settings()
         report = PreviewReport(
-            limit=request.get("limit") or current_app.config["OAI_HARVESTER_PREVIEW_LIMIT"],
+            limit=request.get("limit") or settings.preview_limit,
             max_entries=settings.preview_diffs,
         )
         arguments = {key: value for key, value in request.items() if key != "limit"}
@@ -321,29 +319,6 @@ RUN_TITLES = {
 
 def _default_title(request: RunRequest) -> str:
     return RUN_TITLES.get(request.kind, "Run now")
-
-
-class PreviewRequestSchema(RunArgumentsSchema):
-    """Body of a preview (`POST .../harvesters/<id>/preview`): run arguments and a limit."""
-
-    limit = ma_fields.Integer(
-        load_default=None,
-        allow_none=True,
-        validate=validate.Range(min=1, max=10000),
-        metadata={"description": "Records to examine at most."},
-    )
-
-    @validates_schema
-    def _previewable(self, data: dict[str, Any], **kwargs: Any) -> None:
-        if data.get("purge"):
-            raise ValidationError("A purge cannot be previewed.", field_name="purge")
-        limit = data.get("limit")
-        maximum = current_app.config["OAI_HARVESTER_PREVIEW_MAX_LIMIT"]
-        if limit is not None and limit > maximum:
-            raise ValidationError(
-                f"At most {maximum} records per preview (OAI_HARVESTER_PREVIEW_MAX_LIMIT).",
-                field_name="limit",
-            )
 
 
 class _RunSearchOptions:

@@ -10,7 +10,6 @@ from invenio_accounts.models import User
 from invenio_db import db
 from invenio_i18n import lazy_gettext as _
 from marshmallow import (
-    EXCLUDE,
     Schema,
     ValidationError,
     fields,
@@ -21,7 +20,7 @@ from marshmallow import (
 )
 from marshmallow_utils.fields import TZDateTime
 
-from ..arguments import PlainList, RunArgumentsSchema
+from ..arguments import PlainList
 from ..harvest.targets.options import POLICY_FIELDS, TargetOptions
 from ..models import OAIHarvester
 from ..proxies import current_oai_harvester
@@ -297,35 +296,6 @@ def apply_defaults(data: dict) -> dict:
     data["setspecs"] = list(dict.fromkeys(data.get("setspecs") or []))
     data["harvest_managers"] = list(dict.fromkeys(data.get("harvest_managers") or []))
     return data
-
-
-class RunRequestSchema(RunArgumentsSchema):
-    """Body of "run now" (`POST .../harvesters/<id>/run`): the run arguments and a title."""
-
-    title = fields.String(validate=validate.Length(min=1, max=250))
-
-
-class HarvestRunSchema(Schema):
-    """An invenio-jobs run of a harvester's job, with its counters."""
-
-    class Meta:
-        unknown = EXCLUDE
-
-    id = fields.UUID(dump_only=True)
-    job_id = fields.UUID(dump_only=True)
-    harvester_id = fields.String(dump_only=True)
-    title = fields.String(dump_only=True)
-    status = fields.Function(lambda run: run.status.name if run.status else None)
-    message = fields.String(dump_only=True)
-    args = fields.Raw(dump_only=True)
-    started_by_id = fields.Integer(dump_only=True, allow_none=True)
-    created = TZDateTime(timezone=UTC, format="iso", dump_only=True)
-    started_at = TZDateTime(timezone=UTC, format="iso", dump_only=True)
-    finished_at = TZDateTime(timezone=UTC, format="iso", dump_only=True)
-    total_entries = fields.Integer(dump_only=True)
-    inserted_entries = fields.Integer(dump_only=True)
-    updated_entries = fields.Integer(dump_only=True)
-    errored_entries = fields.Integer(dump_only=True)
 
 
 class HarvestedRecordSchema(Schema):

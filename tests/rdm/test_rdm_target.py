@@ -22,6 +22,7 @@ from oarepo_oaipmh_harvester.harvest.targets import RecordsServiceTarget, adapte
 from oarepo_oaipmh_harvester.harvest.targets.drafts import DraftsServiceTarget, LocalDraftOpen
 from oarepo_oaipmh_harvester.harvest.targets.options import LocalDraftPolicy, TargetOptions
 from oarepo_oaipmh_harvester.harvest.unit_of_work import BulkIndexingUnitOfWork
+from oarepo_oaipmh_harvester.harvest.assembly import current_settings
 from oarepo_oaipmh_harvester.harvest.writer import RecordWriter
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord
 
@@ -330,6 +331,7 @@ def test_local_wins_puts_the_open_draft_on_the_tracking_row(rdm, provider):
             options=TargetOptions(local_drafts=LocalDraftPolicy.LOCAL_WINS),
         ),
         transformer=MinimalRDMTransformer(),
+        retry_backoff=current_settings().retry_backoff,
     )
     writer.write_batch([_dc_record("oai:x:1", "2024-01-01", "First title")])
     pid = tracking()["oai:x:1"].local_pid
