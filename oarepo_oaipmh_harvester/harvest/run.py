@@ -190,6 +190,8 @@ class HarvestRun:
 
     def _finish(self, summary: HarvestSummary) -> HarvestSummary:
         summary.requests = self.client.request_count
+        # What the provider got wrong and the run worked around: told once, not per record.
+        summary.warnings.extend(self.client.provider_faults.values())
         self.ledger.finish(summary)
         return summary
 

@@ -113,6 +113,12 @@ class ProviderQuirks:
     server_error_for: set[str] = field(default_factory=set)
     """Identifiers whose GetRecord answers HTTP 500, as invenio-oaiserver does for a record
     deleted there."""
+    endless_known_records: bool = False
+    """Every continuation serves the first page's records again, with a new token each time
+    (a list that never ends, though every token is new)."""
+    no_records_match_at_end: bool = False
+    """The last page of a list still carries a token, and the request with it is answered
+    noRecordsMatch (instead of an empty resumptionToken on the last page)."""
     older_copy_after: set[str] = field(default_factory=set)
     """Identifiers listed twice on their page: right after the record, an older version of it
     (a day earlier, titled "Older version"), as a provider serving from a lagging replica does."""
@@ -451,6 +457,11 @@ class OAIPMHProvider:
             )
         total = len(selection)
         offset = state["o"]
+        if continuation and quirks.no_records_match_at_end and offset >= total:
+            raise OAIError("noRecordsMatch", "No more records.")
+        if continuation and quirks.endless_known_records:
+            offset = 0
+            state = {**state, "n": self._next_nonce()}
 
         if continuation and self._take_empty_page():
             # A distinct token for the same offset, so that no record is lost by the bug.
@@ -485,7 +496,14 @@ class OAIPMHProvider:
                     {**state, "o": next_offset if next_offset < total else 0}
                 )
             parts.append(self._token_element(token, total, offset))
-        elif next_offset < total or (quirks.empty_last_page and page and next_offset == total):
+        elif quirks.endless_known_records:
+            token = self._encode_token({**state, "o": 0, "n": self._next_nonce()})
+            parts.append(self._token_element(token, total, offset))
+        elif (
+            next_offset < total
+            or (quirks.empty_last_page and page and next_offset == total)
+            or (quirks.no_records_match_at_end and next_offset == total)
+        ):
             token = self._encode_token({**state, "o": next_offset})
             parts.append(self._token_element(token, total, offset))
         elif continuation:

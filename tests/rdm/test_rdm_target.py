@@ -18,11 +18,11 @@ from invenio_rdm_records.services.errors import RecordDeletedException
 from invenio_records_resources.proxies import current_service_registry
 from lxml import etree
 
+from oarepo_oaipmh_harvester.harvest.assembly import current_settings
 from oarepo_oaipmh_harvester.harvest.targets import RecordsServiceTarget, adapter_for
 from oarepo_oaipmh_harvester.harvest.targets.drafts import DraftsServiceTarget, LocalDraftOpen
 from oarepo_oaipmh_harvester.harvest.targets.options import LocalDraftPolicy, TargetOptions
 from oarepo_oaipmh_harvester.harvest.unit_of_work import BulkIndexingUnitOfWork
-from oarepo_oaipmh_harvester.harvest.assembly import current_settings
 from oarepo_oaipmh_harvester.harvest.writer import RecordWriter
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord
 
