@@ -9,7 +9,7 @@ from invenio_db import db
 from sqlalchemy.exc import SQLAlchemyError
 
 from . import config
-from .harvest.transformers import TransformerRegistry
+from .transformers import TransformerRegistry
 
 log = logging.getLogger(__name__)
 

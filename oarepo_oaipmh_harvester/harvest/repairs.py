@@ -21,6 +21,7 @@ from invenio_db import db
 
 from ..models import OAIHarvester
 from ..protocol.records import OAIRecord
+from ..transformers import with_transform_warnings
 from .changes import tracking_key
 from .counts import WriteCounts, describe_error
 from .diffs import holds, target_changes
@@ -29,7 +30,6 @@ from .results import HarvestSummary
 from .stopping import RunBounds
 from .targets.options import LocalDraftPolicy
 from .tracking import NOT_FETCHED, NOT_INDEXED, errors_of_kind
-from .transformers import with_transform_warnings
 from .unit_of_work import BulkIndexingUnitOfWork
 from .writer import RecordWriter
 

@@ -1,247 +1,29 @@
-"""Transformers turn a parsed OAI-PMH record into the data dict of the target service.
+"""Moved to :mod:`oarepo_oaipmh_harvester.transformers` (``base``, ``registry``,
+``dublin_core``); this alias goes in the next release."""
 
-Decision owned here: which transformer a name stands for (configuration first, then entry
-points), with which options, and in which chain of steps; how a transformer reports warnings;
-and what the built-in ``oai_dc`` one makes of Dublin Core.
-"""
+from ..transformers.base import (
+    Adjuster,
+    Transformer,
+    TransformError,
+    transform_warnings,
+    with_transform_warnings,
+)
+from ..transformers.dublin_core import DC_NAMESPACE, DublinCoreTransformer
+from ..transformers.registry import (
+    TRANSFORMERS_ENTRY_POINT_GROUP,
+    TransformerChain,
+    TransformerRegistry,
+)
 
-from __future__ import annotations
-
-import inspect
-from collections.abc import Mapping, Sequence
-from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, Protocol
-
-from werkzeug.utils import import_string
-
-if TYPE_CHECKING:
-    from ..protocol.records import OAIRecord
-
-TRANSFORMERS_ENTRY_POINT_GROUP = "oarepo_oaipmh_harvester.transformers"
-
-DC_NAMESPACE = "http://purl.org/dc/elements/1.1/"
-
-
-class TransformError(Exception):
-    """The record cannot be turned into target data; the message is shown to operators."""
-
-
-class Transformer(Protocol):
-    """Anything with this method can be registered as a transformer."""
-
-    def transform(self, record: OAIRecord) -> dict[str, Any]:
-        """Return the data dict for the target service (raise TransformError if impossible)."""
-        ...
-
-
-class Adjuster(Protocol):
-    """A later step of a chain: changes what the steps before it made of the record."""
-
-    def adjust(self, record: OAIRecord, data: dict[str, Any]) -> dict[str, Any]:
-        """Return the data for the next step (raise TransformError to fail the record)."""
-        ...
-
-
-def transform_warnings(transformer: Transformer) -> list[str]:
-    """Warnings of the record `transformer` transformed last (values it could not map).
-
-    A transformer that maps values lossily sets ``last_warnings`` (a list of strings) in each
-    ``transform`` call; they belong on that record's tracking row next to the protocol's
-    warnings. An attribute rather than a key in the returned data, so that data reaches the
-    target service unchanged even where the writer does not read it.
-    """
-    return list(getattr(transformer, "last_warnings", None) or ())
-
-
-def with_transform_warnings(
-    warnings: list[str] | None, transformer: Transformer
-) -> list[str] | None:
-    """`warnings` of a tracking row with the transformer's ones added (None when empty)."""
-    merged = [*(warnings or ()), *transform_warnings(transformer)]
-    return merged or None
-
-
-class DublinCoreTransformer:
-    """Every Dublin Core element as a list of strings under ``metadata``, in document order."""
-
-    def transform(self, record: OAIRecord) -> dict[str, Any]:
-        """Collect the ``dc:*`` children of ``oai_dc:dc``; order and Unicode are kept."""
-        if record.metadata is None:
-            raise TransformError(f"Record {record.identifier} has no metadata to transform.")
-        metadata: dict[str, list[str]] = {}
-        for element in record.metadata:
-            tag = element.tag
-            if not isinstance(tag, str) or not tag.startswith("{" + DC_NAMESPACE + "}"):
-                continue  # comments, processing instructions, non-DC extensions
-            text = "".join(element.itertext()).strip()
-            if text:
-                metadata.setdefault(tag[len(DC_NAMESPACE) + 2 :], []).append(text)
-        if not metadata:
-            raise TransformError(
-                f"Record {record.identifier} has no Dublin Core elements in its metadata "
-                f"(root element {record.metadata.tag!r})."
-            )
-        return {"metadata": metadata}
-
-
-class TransformerChain:
-    """Steps run in order on one record: the first transforms it, each later one adjusts the
-    data the step before returned. ``last_warnings`` holds the warnings of every step of the
-    last record, in step order; a TransformError in any step fails the record."""
-
-    def __init__(self, name: str, steps: Sequence[Any]) -> None:
-        self.name = name
-        self.steps = tuple(steps)
-        self.last_warnings: list[str] = []
-
-    def transform(self, record: OAIRecord) -> dict[str, Any]:
-        self.last_warnings = warnings = []
-        first, *later = self.steps
-        data = first.transform(record)
-        warnings.extend(transform_warnings(first))
-        for step in later:
-            data = step.adjust(record, data)
-            warnings.extend(transform_warnings(step))
-        return data
-
-
-_SPEC_KEYS = {"transformer", "options"}
-
-
-class TransformerRegistry:
-    """Named transformers from the entry point group, overridden by configuration.
-
-    A configured value is a class, an object, an import string (``"module:Class"``), or a
-    mapping: ``{"transformer": <reference>, "options": {...}}`` (the class is made with the
-    options as keyword arguments) or ``{"chain": [<step>, ...]}``. A reference or a step is
-    a registered name, an import string, a class, or such a ``transformer`` mapping; a step
-    that names a chain brings in that chain's steps. Every step after the first needs an
-    ``adjust(record, data)`` method (:class:`Adjuster`).
-    """
-
-    def __init__(self, configured: Mapping[str, Any] | None = None) -> None:
-        self._factories: dict[str, Any] = {
-            ep.name: ep for ep in entry_points(group=TRANSFORMERS_ENTRY_POINT_GROUP)
-        }
-        self._factories.update(configured or {})
-        self._imported: dict[str, Any] = {}  # import string or entry point name -> object
-        self._resolved: dict[str, list[tuple[Any, dict[str, Any]]]] = {}
-
-    def names(self) -> list[str]:
-        """Names an operator may choose from."""
-        return sorted(self._factories)
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._factories
-
-    def get(self, name: str) -> Transformer:
-        """The transformer registered under `name`: a single one, or a TransformerChain.
-
-        KeyError names an unknown transformer (and the chain step that asked for it);
-        ValueError a configuration of the wrong shape. A class is instantiated on every
-        call: each writer (one per run, or per batch task) gets its own instance, so a
-        transformer's caches (vocabulary look-ups) and its ``last_warnings`` live for one
-        run and are never shared between threads.
-        """
-        if name not in self._resolved:
-            if name not in self._factories:
-                raise KeyError(f"Unknown transformer {name!r}; known: {', '.join(self.names())}.")
-            steps = self._steps(name, f"Transformer {name!r}", ())
-            _check_chain(steps, f"Transformer {name!r}")
-            self._resolved[name] = steps
-        instances = [_instance(factory, options) for factory, options in self._resolved[name]]
-        return instances[0] if len(instances) == 1 else TransformerChain(name, instances)
-
-    def _steps(
-        self, reference: Any, where: str, trail: tuple[str, ...]
-    ) -> list[tuple[Any, dict[str, Any]]]:
-        """The (factory, options) steps that `reference` stands for."""
-        if isinstance(reference, str) and reference in self._factories:
-            if reference in trail:
-                cycle = " -> ".join((*trail, reference))
-                raise ValueError(f"{where}: the transformers refer to each other ({cycle}).")
-            return self._steps(self._factories[reference], where, (*trail, reference))
-        if isinstance(reference, Mapping):
-            return self._spec_steps(reference, where, trail)
-        return [(self._load(reference, where), {})]
-
-    def _spec_steps(
-        self, spec: Mapping[str, Any], where: str, trail: tuple[str, ...]
-    ) -> list[tuple[Any, dict[str, Any]]]:
-        if set(spec) == {"chain"}:
-            chain = spec["chain"]
-            if isinstance(chain, str | bytes) or not isinstance(chain, Sequence) or not chain:
-                raise ValueError(f"{where}: 'chain' must be a non-empty list of steps.")
-            return [
-                step
-                for number, reference in enumerate(chain, start=1)
-                for step in self._steps(reference, f"{where}, step {number}", trail)
-            ]
-        if "transformer" not in spec or not set(spec) <= _SPEC_KEYS:
-            raise ValueError(
-                f"{where}: a mapping needs 'transformer' (and optional 'options') or only "
-                f"'chain'; got {sorted(spec)}."
-            )
-        options = spec.get("options") or {}
-        if not isinstance(options, Mapping):
-            raise ValueError(f"{where}: 'options' must be a mapping of keyword arguments.")
-        steps = self._steps(spec["transformer"], where, trail)
-        if not options:
-            return steps
-        if len(steps) != 1:
-            raise ValueError(f"{where}: options are for one transformer, not for a chain.")
-        factory, inherited = steps[0]
-        return [(factory, {**inherited, **options})]
-
-    def _load(self, reference: Any, where: str) -> Any:
-        """A class or object from an entry point, an import string, or as it is."""
-        if not isinstance(reference, str) and not hasattr(reference, "load"):
-            return reference
-        key = reference if isinstance(reference, str) else f"entry point {reference.name}"
-        if key not in self._imported:
-            if isinstance(reference, str):
-                if ":" not in reference and "." not in reference:
-                    raise KeyError(
-                        f"{where}: unknown transformer {reference!r}; "
-                        f"known: {', '.join(self.names())}."
-                    )
-                try:
-                    self._imported[key] = import_string(reference)
-                except ImportError as error:
-                    raise KeyError(f"{where}: cannot import {reference!r}: {error}") from None
-            else:
-                self._imported[key] = reference.load()
-        return self._imported[key]
-
-
-def _check_chain(steps: list[tuple[Any, dict[str, Any]]], where: str) -> None:
-    """Fail when the transformer is asked for, not on its first record."""
-    for number, (factory, options) in enumerate(steps, start=1):
-        step = f"{where}, step {number}" if len(steps) > 1 else where
-        if options and not isinstance(factory, type):
-            raise ValueError(f"{step}: options need a class; {factory!r} is an object.")
-        if isinstance(factory, type):
-            _check_options(factory, options, step)
-        if number == 1 and not callable(getattr(factory, "transform", None)):
-            raise ValueError(f"{step}: {factory!r} has no transform(record) method.")
-        if number > 1 and not callable(getattr(factory, "adjust", None)):
-            raise ValueError(
-                f"{step}: {factory!r} has no adjust(record, data) method; "
-                f"only the first step of a chain transforms the record."
-            )
-
-
-def _check_options(factory: type, options: dict[str, Any], step: str) -> None:
-    """The class takes these keyword arguments (and needs no others)."""
-    try:
-        signature = inspect.signature(factory)
-    except ValueError:  # no signature to be had (a class written in C)
-        return
-    try:
-        signature.bind(**options)
-    except TypeError as error:
-        raise ValueError(f"{step}: options {sorted(options)} of {factory!r}: {error}.") from None
-
-
-def _instance(factory: Any, options: dict[str, Any]) -> Any:
-    return factory(**options) if isinstance(factory, type) else factory
+__all__ = (
+    "DC_NAMESPACE",
+    "TRANSFORMERS_ENTRY_POINT_GROUP",
+    "Adjuster",
+    "DublinCoreTransformer",
+    "TransformError",
+    "Transformer",
+    "TransformerChain",
+    "TransformerRegistry",
+    "transform_warnings",
+    "with_transform_warnings",
+)

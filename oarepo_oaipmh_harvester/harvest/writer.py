@@ -18,6 +18,7 @@ from typing import Any
 from invenio_db import db
 
 from ..protocol.records import OAIRecord
+from ..transformers import Transformer, with_transform_warnings
 from .changes import admissible, latest_of_each, needing_write, retry_delay
 from .counts import RecordValidationError, WriteCounts, describe_error
 from .diffs import target_changes
@@ -25,7 +26,6 @@ from .effects import CommitHook, KeptWrites, Writes
 from .memory import collect_written_batch
 from .targets import BulkWriteRefused, KeptWithErrors, TargetAdapter
 from .tracking import TrackingStore
-from .transformers import Transformer, with_transform_warnings
 from .unit_of_work import BulkIndexingUnitOfWork, IndexFailure
 
 log = logging.getLogger(__name__)
