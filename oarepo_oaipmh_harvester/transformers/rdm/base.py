@@ -1,0 +1,248 @@
+"""What one run of an InvenioRDM transformer keeps, and the look-ups its rules share.
+
+Decision owned here: which settings of this instance an RDM transformer follows (the default
+resource type and contributor role - a transformer's option wins over the configuration -,
+whether external DOIs become ``pids.doi``, the identifier schemes), how a value found in
+harvested metadata is matched to this instance's vocabularies (languages, licenses, resource
+types, DataCite terms, affiliations and funders), when a DOI becomes ``pids.doi``, and what an
+eu-repo access term does to ``access``. :class:`RDMTransformer` holds the per-run vocabulary
+cache and the warnings of the record being transformed; every rule of ``oai_dc_rdm`` and
+``oai_datacite_rdm`` reads and writes through it, whichever metadata format it reads.
+
+invenio-rdm-records is an optional extra: nothing RDM-specific is imported at module level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date
+from typing import Any
+
+from .helpers import (
+    EUREPO_ACCESS,
+    TYPE_KEYWORDS,
+    bibliographic_to_terminology,
+    comparable_url,
+    doi_of,
+    identifier_scheme,
+    kebab,
+    language_candidates,
+    scheme_for_type,
+    type_keyword,
+    valid_for,
+)
+from .vocabularies import Vocabularies
+
+DEFAULT_RESOURCE_TYPE_KEY = "OAI_HARVESTER_RDM_DEFAULT_RESOURCE_TYPE"
+DEFAULT_CONTRIBUTOR_ROLE_KEY = "OAI_HARVESTER_RDM_DEFAULT_CONTRIBUTOR_ROLE"
+
+
+def external_doi_enabled(config: Mapping[str, Any]) -> bool:
+    """Whether the instance takes DOIs from elsewhere as ``pids.doi`` (provider external).
+
+    RDM drops the doi scheme unless DataCite or Crossref is enabled; then ``pids.doi`` is an
+    "unknown scheme" error and the DOI goes into ``identifiers`` instead.
+    """
+    from flask import current_app
+
+    doi = (config.get("RDM_PERSISTENT_IDENTIFIERS") or {}).get("doi")
+    if not doi or "external" not in doi.get("providers", ()):
+        return False
+    is_enabled = doi.get("is_enabled")
+    return bool(is_enabled(current_app)) if callable(is_enabled) else bool(is_enabled)
+
+
+def require_rdm(transformer_name: str) -> None:
+    """A clear error at the start of a run when the rdm extra is missing.
+
+    The entry point exists in every install; saying so once beats an ImportError per record.
+    """
+    from importlib.util import find_spec
+
+    if find_spec("invenio_rdm_records") is None:
+        raise RuntimeError(
+            f"The {transformer_name} transformer needs InvenioRDM: "
+            "pip install oarepo-oaipmh-harvester[rdm]."
+        )
+
+
+class RDMTransformer:
+    """The instance's settings, the vocabulary cache and the warnings of one run.
+
+    ``last_warnings`` lists what the last ``transform`` could not map (a value is given up,
+    never the record). One instance serves one run: the registry makes a new one per writer.
+    A subclass sets ``name`` (its registry name, for messages) and calls :meth:`start` first
+    in ``transform``.
+    """
+
+    name = "rdm"
+
+    def __init__(
+        self,
+        default_resource_type: str | None = None,
+        default_contributor_role: str | None = None,
+    ) -> None:
+        from flask import current_app
+
+        require_rdm(self.name)
+        config = current_app.config
+        self.default_resource_type = default_resource_type or config[DEFAULT_RESOURCE_TYPE_KEY]
+        self.default_contributor_role = (
+            default_contributor_role or config[DEFAULT_CONTRIBUTOR_ROLE_KEY]
+        )
+        self.vocabularies = Vocabularies()
+        self.last_warnings: list[str] = []
+        self._doi_pids = external_doi_enabled(config)
+        schemes = config.get("RDM_RECORDS_IDENTIFIERS_SCHEMES")
+        self._identifier_schemes: Mapping[str, Any] | None = schemes or None
+        related = config.get("RDM_RECORDS_RELATED_IDENTIFIERS_SCHEMES") or schemes
+        self._related_schemes: Mapping[str, Any] | None = related or None
+
+    def start(self) -> list[str]:
+        """Begin a record: a record that fails must not show the warnings of the one before."""
+        self.last_warnings = []
+        return self.last_warnings
+
+    def warn(self, message: str) -> None:
+        self.last_warnings.append(message)
+
+    # -- languages
+    def language(self, value: str) -> str | None:
+        """The ``languages`` id of a code (3- or 2-letter, bibliographic) or name, else None."""
+        three, two = language_candidates(value)
+        if three:
+            if self.vocabularies.exists("languages", three):
+                return three
+            terminology = bibliographic_to_terminology(three)
+            if terminology and self.vocabularies.exists("languages", terminology):
+                return terminology
+        if two:
+            ids = self.vocabularies.by_prop("languages", "alpha_2", two, lambda v: v == two)
+            if ids:
+                return ids[0]
+        return None
+
+    # -- licenses
+    def license_by_url(self, url: str) -> str | None:
+        """The ``licenses`` id whose ``props.url`` is `url` (scheme, ``www.``, ``legalcode``
+        and a trailing slash ignored), else None."""
+        wanted = comparable_url(url)
+        ids = self.vocabularies.by_prop(
+            "licenses", "url", wanted, lambda v: comparable_url(v) == wanted
+        )
+        return ids[0] if ids else None
+
+    # -- resource types
+    def resource_type_by_keyword(self, value: str) -> str | None:
+        """The resource type a DCMI term or a common free-text type names, else None."""
+        for candidate in TYPE_KEYWORDS.get(type_keyword(value), ()):
+            if self.vocabularies.exists("resourcetypes", candidate):
+                return candidate
+        return None
+
+    def resource_type_by_eurepo(self, uri: str, term: str) -> str | None:
+        """The resource type whose ``props.eurepo`` is `uri`.
+
+        Several types share an eu-repo URI (``article``: journal and article): the one whose
+        id ends in the term wins, then one that starts with it, then the first by id.
+        """
+        ids = self.vocabularies.by_prop("resourcetypes", "eurepo", uri, lambda v: v == uri)
+        if not ids:
+            return None
+        lowered = term.lower()
+        for predicate in (
+            lambda id_: id_.split("-")[-1] == lowered,
+            lambda id_: lowered.startswith(id_.split("-")[-1]),
+        ):
+            for id_ in ids:
+                if predicate(id_):
+                    return id_
+        return ids[0]
+
+    def resource_type_by_datacite(self, general: str, subtype: str = "") -> str | None:
+        """The resource type whose ``props.datacite_general`` is `general` and whose
+        ``props.datacite_type`` is `subtype` (case ignored; ``""`` for the general one)."""
+        general, subtype = general.strip(), subtype.strip().lower()
+        ids = self.vocabularies.by_prop(
+            "resourcetypes", "datacite_general", general, lambda v: v.lower() == general.lower()
+        )
+        for id_ in ids:
+            props = (self.vocabularies.entry("resourcetypes", id_) or {}).get("props", {})
+            if str(props.get("datacite_type") or "").strip().lower() == subtype:
+                return id_
+        return None
+
+    # -- DataCite terms and organisations
+    def datacite_term(self, vocabulary: str, term: str) -> str | None:
+        """The id of the entry whose ``props.datacite`` is `term` (``ContactPerson`` ->
+        ``contactperson``), else of the id RDM derives from the term, if it exists."""
+        term = term.strip()
+        if not term:
+            return None
+        lowered = term.lower()
+        ids = self.vocabularies.by_prop(
+            vocabulary, "datacite", term, lambda v: v.lower() == lowered
+        )
+        if ids:
+            return ids[0]
+        for candidate in dict.fromkeys((lowered, kebab(term))):
+            if self.vocabularies.exists(vocabulary, candidate):
+                return candidate
+        return None
+
+    def organisation_id(self, vocabulary: str, identifier: str, kind: str) -> str | None:
+        """The id of an affiliation or funder: a ROR is the id itself, any other
+        identifier (ISNI, GRID, Crossref Funder ID) is found among the entries' identifiers."""
+        import idutils
+
+        if kind.lower() == "ror" or (not kind and idutils.is_ror(identifier)):
+            ror = idutils.normalize_ror(identifier) if idutils.is_ror(identifier) else None
+            return ror if ror and self.vocabularies.exists(vocabulary, ror) else None
+        wanted = doi_of(identifier) or identifier
+        ids = self.vocabularies.by_field(
+            vocabulary, "identifiers.identifier", wanted, lambda v: v.lower() == wanted.lower()
+        )
+        return ids[0] if ids else None
+
+    # -- access
+    def file_access(self, term: str, access: dict[str, Any]) -> bool:
+        """Set ``access.files`` from an eu-repo access term; False for an unknown term."""
+        if term not in EUREPO_ACCESS:
+            return False
+        access["files"] = EUREPO_ACCESS[term]
+        return True
+
+    def embargo(self, until: str | None, source: str) -> dict[str, Any]:
+        """``{"embargo": ...}`` for a future end date, else {} and a warning naming `source`.
+
+        RDM refuses an active embargo without a future end date: a past or unknown end
+        leaves the files restricted without one.
+        """
+        if until and len(until) == 10 and until > date.today().isoformat():
+            return {"embargo": {"active": True, "until": until}}
+        self.warn(f"{source}: files restricted, no embargo set.")
+        return {}
+
+    # -- identifiers
+    def doi_as_pid(self, doi: str, data: dict[str, Any]) -> bool:
+        """Make `doi` the record's ``pids.doi`` if the instance takes external DOIs and the
+        record has none yet; False when it belongs in ``identifiers`` instead."""
+        if "pids" in data or not self._doi_pids:
+            return False
+        # provider "external": the DOI is registered elsewhere; RDM must not mint.
+        data["pids"] = {"doi": {"identifier": doi, "provider": "external"}}
+        return True
+
+    def detected_scheme(self, value: str, related: bool = False) -> str | None:
+        """The scheme idutils detects for `value` among the instance's (related) schemes."""
+        schemes = self._related_schemes if related else self._identifier_schemes
+        return identifier_scheme(value, schemes)
+
+    def typed_scheme(self, value: str, datacite_type: str, related: bool = False) -> str | None:
+        """The RDM scheme of a typed identifier: its type's scheme if the value is valid for
+        it, else the scheme idutils detects (a DOI typed ``URL`` is still a DOI)."""
+        schemes = (self._related_schemes if related else self._identifier_schemes) or {}
+        typed = scheme_for_type(datacite_type, schemes)
+        if typed and valid_for(schemes, typed, value):
+            return typed
+        return self.detected_scheme(value, related)
