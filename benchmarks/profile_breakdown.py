@@ -28,7 +28,7 @@ _PYSPY_FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^()]*?)(?::\d+)?\)$")
 # (group, context label, file substring, function names or None), tried from the leaf upwards;
 # the first frame that matches decides the context.
 CONTEXT_RULES: list[tuple[str, str, str, tuple[str, ...] | None]] = [
-    ("ours", "transform (oai_dc transformer)", "harvest/transformers.py", None),
+    ("ours", "transform (oai_dc transformer)", "transformers/dublin_core.py", None),
     ("ours", "tracking rows: load (1 query per batch)", "harvest/writer.py", ("_load_tracking",)),
     ("ours", "tracking rows: save (1 upsert per batch)", "harvest/writer.py", ("_save_tracking",)),
     (

@@ -62,7 +62,7 @@ def _rdm_modules() -> set[Path]:
     return {
         PACKAGE / "harvest" / "targets" / "drafts.py",
         PACKAGE / "testing" / "rdm.py",
-        *(PACKAGE / "harvest").glob("rdm_*.py"),
+        *(PACKAGE / "transformers" / "rdm").rglob("*.py"),
     }
 
 

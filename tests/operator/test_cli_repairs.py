@@ -28,11 +28,11 @@ from invenio_search.proxies import current_search
 from invenio_search.utils import build_alias_name
 
 from oarepo_oaipmh_harvester.cli import oai
-from oarepo_oaipmh_harvester.harvest.transformers import DublinCoreTransformer
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord, OAIHarvester
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
 from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecord
+from oarepo_oaipmh_harvester.transformers import DublinCoreTransformer
 
 SAMPLE_INDEX = "oaisamplerecords"
 

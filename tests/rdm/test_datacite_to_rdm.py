@@ -14,19 +14,18 @@ from invenio_access.permissions import system_identity
 from invenio_db import db
 from lxml import etree
 
-from oarepo_oaipmh_harvester.harvest.rdm_datacite import (
-    DataCiteRDMTransformer,
-    datacite_resource,
-    kebab,
-    scheme_for_type,
-    text_of,
-)
-from oarepo_oaipmh_harvester.harvest.transformers import TransformerChain, TransformError
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
 from oarepo_oaipmh_harvester.protocol.items import record_from_xml
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord
 from oarepo_oaipmh_harvester.testing.corpus import Corpus, CorpusRecord
 from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider, ServedFormat
+from oarepo_oaipmh_harvester.transformers import TransformerChain, TransformError
+from oarepo_oaipmh_harvester.transformers.rdm.datacite import (
+    DataCiteRDMTransformer,
+    datacite_resource,
+)
+from oarepo_oaipmh_harvester.transformers.rdm.helpers import kebab, scheme_for_type
+from oarepo_oaipmh_harvester.transformers.rdm.xml import text_of
 
 from .comparison import comparable_fields
 from .conftest import RDM_TARGET
@@ -750,7 +749,7 @@ def test_options_of_a_named_transformer_and_without_external_dois(rdm_dc, app, m
     unless DataCite or Crossref is enabled) puts the DOI into identifiers."""
     from invenio_rdm_records import config as rdm_config
 
-    from oarepo_oaipmh_harvester.harvest.transformers import TransformerRegistry
+    from oarepo_oaipmh_harvester.transformers import TransformerRegistry
 
     monkeypatch.setitem(
         app.config, "RDM_PERSISTENT_IDENTIFIERS", rdm_config.RDM_PERSISTENT_IDENTIFIERS

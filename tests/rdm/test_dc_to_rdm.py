@@ -14,7 +14,17 @@ from invenio_access.permissions import system_identity
 from invenio_db import db
 from lxml import etree
 
-from oarepo_oaipmh_harvester.harvest.rdm_common import (
+from oarepo_oaipmh_harvester.harvest.window import SinceSource
+from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
+from oarepo_oaipmh_harvester.protocol.records import OAIRecord
+from oarepo_oaipmh_harvester.testing.corpus import Corpus
+from oarepo_oaipmh_harvester.transformers import (
+    DC_NAMESPACE,
+    TransformError,
+    with_transform_warnings,
+)
+from oarepo_oaipmh_harvester.transformers.rdm.dublin_core import DublinCoreRDMTransformer
+from oarepo_oaipmh_harvester.transformers.rdm.helpers import (
     bibliographic_to_terminology,
     comparable_url,
     doi_of,
@@ -23,16 +33,6 @@ from oarepo_oaipmh_harvester.harvest.rdm_common import (
     level0_date,
     person_or_org,
 )
-from oarepo_oaipmh_harvester.harvest.rdm_dublin_core import DublinCoreRDMTransformer
-from oarepo_oaipmh_harvester.harvest.transformers import (
-    DC_NAMESPACE,
-    TransformError,
-    with_transform_warnings,
-)
-from oarepo_oaipmh_harvester.harvest.window import SinceSource
-from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
-from oarepo_oaipmh_harvester.protocol.records import OAIRecord
-from oarepo_oaipmh_harvester.testing.corpus import Corpus
 
 from .conftest import RDM_TARGET
 

@@ -21,9 +21,9 @@ from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_rdm_records.services.errors import RecordDeletedException
 
-from oarepo_oaipmh_harvester.harvest.rdm_datacite import DataCiteRDMTransformer
-from oarepo_oaipmh_harvester.harvest.rdm_dublin_core import DublinCoreRDMTransformer
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
+from oarepo_oaipmh_harvester.transformers.rdm.datacite import DataCiteRDMTransformer
+from oarepo_oaipmh_harvester.transformers.rdm.dublin_core import DublinCoreRDMTransformer
 
 from .conftest import RDM_TARGET
 from .oaiserver_source import OAIServerSource

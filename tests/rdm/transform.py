@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from oarepo_oaipmh_harvester.harvest.transformers import DublinCoreTransformer
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord
+from oarepo_oaipmh_harvester.transformers import DublinCoreTransformer
 
 RESOURCE_TYPE = "publication"
 

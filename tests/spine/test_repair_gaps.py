@@ -25,7 +25,6 @@ from invenio_search import current_search_client
 from invenio_search.proxies import current_search
 from invenio_search.utils import build_alias_name
 
-from oarepo_oaipmh_harvester.harvest.transformers import DublinCoreTransformer, TransformError
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord, OAIHarvester
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord
 from oarepo_oaipmh_harvester.proxies import (
@@ -34,6 +33,7 @@ from oarepo_oaipmh_harvester.proxies import (
 )
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
 from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
+from oarepo_oaipmh_harvester.transformers import DublinCoreTransformer, TransformError
 
 from .helpers import counted_search_requests, local_titles, tracking
 from .test_repairs import harvest_again, pids, version_of

@@ -15,7 +15,6 @@ from invenio_jobs.models import Run
 from invenio_search.proxies import current_search
 
 from oarepo_oaipmh_harvester.harvest.assembly import PurgeNotConfirmed
-from oarepo_oaipmh_harvester.harvest.transformers import DublinCoreTransformer
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
 from oarepo_oaipmh_harvester.models import OAIHarvester
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord
@@ -24,6 +23,7 @@ from oarepo_oaipmh_harvester.proxies import (
     current_harvested_records_service,
 )
 from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecord
+from oarepo_oaipmh_harvester.transformers import DublinCoreTransformer
 
 from .helpers import local_titles, record_versions, tracking
 

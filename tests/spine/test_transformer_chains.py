@@ -7,14 +7,14 @@ from typing import Any
 import pytest
 from lxml import etree
 
-from oarepo_oaipmh_harvester.harvest.transformers import (
+from oarepo_oaipmh_harvester.protocol.records import OAIRecord
+from oarepo_oaipmh_harvester.transformers import (
     DublinCoreTransformer,
     TransformerChain,
     TransformerRegistry,
     TransformError,
     with_transform_warnings,
 )
-from oarepo_oaipmh_harvester.protocol.records import OAIRecord
 
 DC = """<oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/"
     xmlns:dc="http://purl.org/dc/elements/1.1/">
@@ -74,9 +74,7 @@ CONFIGURED = {
         ]
     },
     "site-on-titles": {"chain": ["flat-titles", {"transformer": Community, "options": {}}]},
-    "dc-stamped": {
-        "chain": ["oarepo_oaipmh_harvester.harvest.transformers:DublinCoreTransformer", Stamp]
-    },
+    "dc-stamped": {"chain": ["oarepo_oaipmh_harvester.transformers:DublinCoreTransformer", Stamp]},
 }
 
 

@@ -3,12 +3,12 @@
 import pytest
 from lxml import etree
 
-from oarepo_oaipmh_harvester.harvest.transformers import (
+from oarepo_oaipmh_harvester.protocol.records import OAIRecord
+from oarepo_oaipmh_harvester.transformers import (
     DublinCoreTransformer,
     TransformerRegistry,
     TransformError,
 )
-from oarepo_oaipmh_harvester.protocol.records import OAIRecord
 
 DC = """<oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/"
     xmlns:dc="http://purl.org/dc/elements/1.1/">

@@ -22,8 +22,8 @@ def phase_fetch(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]:
     oai_dc transformer; no app, no writes."""
     from sickle import Sickle
 
-    from oarepo_oaipmh_harvester.harvest.transformers import DublinCoreTransformer
     from oarepo_oaipmh_harvester.protocol.client import OAIClient
+    from oarepo_oaipmh_harvester.transformers import DublinCoreTransformer
 
     steps: dict[str, Any] = {}
     with worker.step({}) as result:

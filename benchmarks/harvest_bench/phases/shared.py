@@ -12,8 +12,8 @@ from harvest_bench.settings import HARVESTER_ID, TARGET, log
 def read_transformed(base_url: str, limit: int | None = None, transformer: Any = None) -> list[str]:
     """The provider's live records, transformed (by default by the oai_dc transformer), as
     compact JSON."""
-    from oarepo_oaipmh_harvester.harvest.transformers import DublinCoreTransformer
     from oarepo_oaipmh_harvester.protocol.client import OAIClient
+    from oarepo_oaipmh_harvester.transformers import DublinCoreTransformer
 
     transformer = transformer or DublinCoreTransformer()
     out: list[str] = []
