@@ -3,8 +3,9 @@
 Decision owned here: what a harvested value looks like to RDM before any vocabulary is asked -
 a name as a person or an organisation, a date as EDTF level 0, an eu-repo term, a language
 code's candidates, a DOI, an identifier's scheme (idutils' detection, or a DataCite identifier
-type's), a license URL made comparable, a free-text type as a keyword of the type table, and
-whether two identifiers are the same.
+type's), whether a value is a link RDM takes, a license URL made comparable, a free-text type
+as a keyword of the type table, a DataCite term as RDM's id, and whether two identifiers are
+the same.
 
 invenio-rdm-records is an optional extra: what these need (edtf, idutils, pycountry,
 marshmallow) is imported where it is used.
