@@ -19,6 +19,13 @@ OAI_HARVESTER_RDM_DEFAULT_CONTRIBUTOR_ROLE = "other"
 """The InvenioRDM transformers' role (``contributorsroles`` vocabulary) of a contributor whose
 role they cannot map (RDM requires one); a ``default_contributor_role`` option wins."""
 
+OAI_HARVESTER_RDM_MISSING_DATE = "datestamp-year"
+"""What the InvenioRDM transformers make of a record none of whose dates RDM takes as its
+publication date (EDTF level 0; ``oai_dc_rdm``: a ``dc:date``, ``oai_datacite_rdm``: an Issued
+date or the publicationYear): ``"datestamp-year"`` publishes it with the year of its OAI
+datestamp and a warning naming the values that could not be used; ``"fail"`` fails the record
+with an error naming them. A transformer's ``missing_date`` option wins."""
+
 OAI_HARVESTER_REQUEST_TIMEOUT = (10.0, 120.0)
 """Connect and read timeout of each OAI-PMH request, in seconds."""
 

@@ -32,6 +32,8 @@ from .conftest import RDM_TARGET
 from .test_dc_to_rdm import publish
 
 TRANSFORMER = "oai_datacite_rdm"
+MISSING_DATE = "OAI_HARVESTER_RDM_MISSING_DATE"
+SPRING = "sometime last spring"
 SITE_CHAIN = "datacite-site"
 OAI_NS = "http://www.openarchives.org/OAI/2.0/"
 OAI_DATACITE_NS = "http://schema.datacite.org/oai/oai-1.1/"
@@ -67,11 +69,13 @@ def resource(body: str, namespace: str = KERNEL_4) -> str:
     return f'<resource xmlns="{namespace}" xmlns:xml="http://www.w3.org/XML/1998/namespace">{body}</resource>'
 
 
-def harvested(metadata: str, identifier: str = "oai:example.org:1") -> OAIRecord:
+def harvested(
+    metadata: str, identifier: str = "oai:example.org:1", datestamp: str = "2024-01-01T00:00:00Z"
+) -> OAIRecord:
     """The record as the harvester reads it off the wire: an OAI-PMH ``<record>``."""
     return record_from_xml(
         f'<record xmlns="{OAI_NS}"><header><identifier>{identifier}</identifier>'
-        f"<datestamp>2024-01-01T00:00:00Z</datestamp></header>"
+        f"<datestamp>{datestamp}</datestamp></header>"
         f"<metadata>{metadata}</metadata></record>"
     )
 
@@ -807,10 +811,6 @@ def test_an_embargo_ends_on_the_available_date(rdm_dc, transformer):
     [
         ("titles", "no title of at least 3 characters"),
         ("creators", "no DataCite creator with a name"),
-        (
-            "publicationYear",
-            "no publication date: no Issued date in EDTF form and no publicationYear",
-        ),
     ],
 )
 def test_a_record_without_a_required_element_is_a_transform_error(
@@ -819,12 +819,60 @@ def test_a_record_without_a_required_element_is_a_transform_error(
     tree = etree.fromstring(RICH)
     for found in tree.findall(f"{{{KERNEL_4}}}{element}"):
         tree.remove(found)
-    for date in tree.iter(f"{{{KERNEL_4}}}date"):
-        date.set("dateType", "Created")  # so that only publicationYear could date it
     transformer.transform(harvested(BARE))  # a record with warnings before: reset
     with pytest.raises(TransformError, match=message):
         transformer.transform(harvested(etree.tostring(tree, encoding="unicode")))
     assert transformer.last_warnings == []
+
+
+PUBLICATION_YEAR = "<publicationYear>2019</publicationYear>"
+AVAILABLE = '<dates><date dateType="Available">2019-06-01</date></dates>'
+
+
+def test_an_unusable_publication_date_gives_way_to_the_year_of_the_datestamp(rdm_dc, transformer):
+    """RDM needs a publication date; a publicationYear it cannot take does not lose the
+    record, and neither does a record with no date at all."""
+    spring = BARE.replace(PUBLICATION_YEAR, f"<publicationYear>{SPRING}</publicationYear>")
+    data = transformer.transform(harvested(spring, datestamp="2017-03-21T09:00:00Z"))
+    assert data["metadata"]["publication_date"] == "2017"
+    assert (
+        "Publication date: no EDTF level 0 date in Issued date or publicationYear "
+        "('sometime last spring'); using 2017, the year of the record's datestamp "
+        "2017-03-21T09:00:00Z."
+    ) in transformer.last_warnings
+    assert publish(rdm_dc, data)["metadata"]["publication_date"] == "2017"
+
+    issued = BARE.replace(PUBLICATION_YEAR, "").replace(
+        AVAILABLE, '<dates><date dateType="Issued">spring 2016</date></dates>'
+    )
+    transformer.transform(harvested(issued, datestamp="2017-03-21"))
+    assert (
+        "Publication date: no EDTF level 0 date in Issued date or publicationYear "
+        "('spring 2016'); using 2017, the year of the record's datestamp 2017-03-21."
+    ) in transformer.last_warnings
+    undated = BARE.replace(PUBLICATION_YEAR, "").replace(AVAILABLE, "")
+    transformer.transform(harvested(undated, datestamp="2017-03-21"))
+    assert (
+        "Publication date: no Issued date or publicationYear; using 2017, the year of the "
+        "record's datestamp 2017-03-21."
+    ) in transformer.last_warnings
+
+
+def test_missing_date_fail_makes_an_undated_record_a_transform_error(rdm_dc, app, monkeypatch):
+    """The old behaviour, by configuration or by option; an option wins over the config."""
+    spring = harvested(
+        BARE.replace(PUBLICATION_YEAR, f"<publicationYear>{SPRING}</publicationYear>")
+    )
+    message = "no publication date: no Issued date in EDTF form and no publicationYear"
+    monkeypatch.setitem(app.config, MISSING_DATE, "fail")
+    with pytest.raises(TransformError, match=f"{message} .*'sometime last spring'"):
+        DataCiteRDMTransformer().transform(spring)
+    kept = DataCiteRDMTransformer(missing_date="datestamp-year").transform(spring)
+    assert kept["metadata"]["publication_date"] == "2024"
+
+    monkeypatch.setitem(app.config, MISSING_DATE, "datestamp-year")
+    with pytest.raises(TransformError, match=message):
+        DataCiteRDMTransformer(missing_date="fail").transform(spring)
 
 
 def test_each_run_gets_its_own_transformer_and_cache(rdm_dc, transformer):
@@ -842,8 +890,9 @@ def test_each_run_gets_its_own_transformer_and_cache(rdm_dc, transformer):
 
 # -- a harvest through the writer, with a site's chain --------------------------------------
 UNDATED = resource(
-    """<creators><creator><creatorName>Anonymous</creatorName></creator></creators>
-    <titles><title>An undated leaflet</title></titles>"""
+    f"""<creators><creator><creatorName>Anonymous</creatorName></creator></creators>
+    <titles><title>An undated leaflet</title></titles>
+    <publicationYear>{SPRING}</publicationYear>"""
 )
 SPARSE = resource(
     """<creators><creator><creatorName>Lattice Group</creatorName></creator></creators>
@@ -855,11 +904,15 @@ SPARSE = resource(
 @pytest.fixture()
 def corpus() -> Corpus:
     corpus = Corpus()
-    for day, identifier in enumerate(("rich", "sparse", "undated"), start=1):
+    for identifier, datestamp in (
+        ("rich", datetime(2024, 1, 1, tzinfo=UTC)),
+        ("sparse", datetime(2024, 1, 2, tzinfo=UTC)),
+        ("undated", datetime(2023, 11, 5, tzinfo=UTC)),
+    ):
         corpus.add(
             f"oai:example.org:{identifier}",
             {"title": [identifier]},  # what oai_dc would serve; the harvester asks for oai_datacite
-            datestamp=datetime(2024, 1, day, tzinfo=UTC),
+            datestamp=datestamp,
         )
     corpus.set_clock(datetime(2024, 6, 1, tzinfo=UTC))
     return corpus
@@ -894,11 +947,20 @@ def test_harvest_through_a_sites_chain_stores_every_steps_warnings(rdm_dc, datac
 
     summary = run_harvest("test")
 
-    assert (summary.counts.created, summary.counts.failed) == (2, 1)
+    assert (summary.counts.created, summary.counts.failed) == (3, 0)
     db.session.expire_all()
     rows = {row.oai_identifier: row for row in db.session.scalars(db.select(OAIHarvestedRecord))}
-    assert "no publication date" in rows["oai:example.org:undated"].errors[0]
-    assert rows["oai:example.org:undated"].local_pid is None
+    undated = rows["oai:example.org:undated"]
+    assert not undated.errors
+    assert undated.warnings == [
+        "Publication date: no EDTF level 0 date in Issued date or publicationYear "
+        "('sometime last spring'); using 2023, the year of the record's datestamp "
+        "2023-11-05T00:00:00Z.",
+        "resourceType missing: no matching resource type; using the default 'dataset'.",
+        "site: no abstract",
+    ]
+    published = rdm_dc.read(system_identity, undated.local_pid).to_dict()
+    assert published["metadata"]["publication_date"] == "2023"  # datestamp 2023-11-05
     sparse = rows["oai:example.org:sparse"]
     assert not sparse.errors
     assert sparse.warnings == [
@@ -913,3 +975,27 @@ def test_harvest_through_a_sites_chain_stores_every_steps_warnings(rdm_dc, datac
     assert not rows["oai:example.org:rich"].warnings
     assert rich["pids"]["doi"]["identifier"] == "10.1234/LATTICE.2021"
     assert rich["metadata"]["subjects"][-1] == {"subject": "harvested"}
+
+
+def test_with_missing_date_fail_the_undated_record_fails_as_before(
+    rdm_dc, datacite_provider, app, monkeypatch
+):
+    monkeypatch.setitem(app.config, MISSING_DATE, "fail")
+    make_harvester(
+        datacite_provider.base_url,
+        target=RDM_TARGET,
+        transformer=TRANSFORMER,
+        metadata_prefix="oai_datacite",
+    )
+
+    summary = run_harvest("test")
+
+    assert (summary.counts.created, summary.counts.failed) == (2, 1)
+    db.session.expire_all()
+    row = db.session.get(OAIHarvestedRecord, ("test", "oai:example.org:undated"))
+    assert row.local_pid is None
+    assert row.errors[0] == (
+        "TransformError: Record oai:example.org:undated has no publication date: no Issued "
+        "date in EDTF form "
+        "and no publicationYear (RDM needs one); found 'sometime last spring'."
+    )

@@ -37,6 +37,8 @@ from oarepo_oaipmh_harvester.transformers.rdm.helpers import (
 from .conftest import RDM_TARGET
 
 TRANSFORMER = "oai_dc_rdm"
+MISSING_DATE = "OAI_HARVESTER_RDM_MISSING_DATE"
+SPRING = "sometime last spring"
 OAI_DC = "http://www.openarchives.org/OAI/2.0/oai_dc/"
 
 RICH: dict[str, list[str]] = {
@@ -64,13 +66,17 @@ RICH: dict[str, list[str]] = {
 }
 
 
-def dc_record(metadata: dict[str, list[str]], identifier: str = "oai:example.org:1") -> OAIRecord:
+def dc_record(
+    metadata: dict[str, list[str]],
+    identifier: str = "oai:example.org:1",
+    datestamp: str = "2024-01-01T00:00:00Z",
+) -> OAIRecord:
     """An OAIRecord whose metadata is the ``oai_dc:dc`` element of `metadata`."""
     root = etree.Element(f"{{{OAI_DC}}}dc", nsmap={"oai_dc": OAI_DC, "dc": DC_NAMESPACE})
     for name, values in metadata.items():
         for value in values:
             etree.SubElement(root, f"{{{DC_NAMESPACE}}}{name}").text = value
-    return OAIRecord(identifier, "2024-01-01T00:00:00Z", False, (), metadata=root)
+    return OAIRecord(identifier, datestamp, False, (), metadata=root)
 
 
 # -- helpers, no application -----------------------------------------------------------------
@@ -281,8 +287,7 @@ def test_a_version_is_not_a_type(rdm_dc, transformer):
 
 
 @pytest.mark.parametrize(
-    ("missing", "message"),
-    [("date", "no dc:date in EDTF form"), ("creator", "no dc:creator"), ("title", "no dc:title")],
+    ("missing", "message"), [("creator", "no dc:creator"), ("title", "no dc:title")]
 )
 def test_a_record_without_a_required_element_is_a_transform_error(
     rdm_dc, transformer, missing, message
@@ -290,6 +295,43 @@ def test_a_record_without_a_required_element_is_a_transform_error(
     metadata = {k: v for k, v in RICH.items() if k != missing}
     with pytest.raises(TransformError, match=message):
         transformer.transform(dc_record(metadata))
+
+
+def test_an_unusable_date_gives_way_to_the_year_of_the_datestamp(rdm_dc, transformer):
+    """RDM needs a publication date; one it cannot parse does not lose the record."""
+    data = transformer.transform(
+        dc_record({**RICH, "date": [SPRING]}, datestamp="2019-07-14T08:00:00Z")
+    )
+    assert data["metadata"]["publication_date"] == "2019"
+    assert transformer.last_warnings[:2] == [
+        "dc:date 'sometime last spring': not an EDTF level 0 date; dropped.",
+        "Publication date: no EDTF level 0 date in dc:date ('sometime last spring'); "
+        "using 2019, the year of the record's datestamp 2019-07-14T08:00:00Z.",
+    ]
+    assert publish(rdm_dc, data)["metadata"]["publication_date"] == "2019"
+
+    undated = {k: v for k, v in RICH.items() if k != "date"}
+    data = transformer.transform(dc_record(undated, datestamp="2018-02-03"))
+    assert data["metadata"]["publication_date"] == "2018"
+    assert transformer.last_warnings[0] == (
+        "Publication date: no dc:date; using 2018, the year of the record's datestamp 2018-02-03."
+    )
+
+
+def test_missing_date_fail_makes_an_undated_record_a_transform_error(rdm_dc, app, monkeypatch):
+    """The old behaviour, by configuration or by option; an option wins over the config."""
+    spring = dc_record({**RICH, "date": [SPRING]})
+    monkeypatch.setitem(app.config, MISSING_DATE, "fail")
+    with pytest.raises(TransformError, match="no dc:date in EDTF form .*'sometime last spring'"):
+        DublinCoreRDMTransformer().transform(spring)
+    kept = DublinCoreRDMTransformer(missing_date="datestamp-year").transform(spring)
+    assert kept["metadata"]["publication_date"] == "2024"
+
+    monkeypatch.setitem(app.config, MISSING_DATE, "datestamp-year")
+    with pytest.raises(TransformError, match="no dc:date in EDTF form"):
+        DublinCoreRDMTransformer(missing_date="fail").transform(spring)
+    with pytest.raises(ValueError, match="OAI_HARVESTER_RDM_MISSING_DATE .* 'never'; expected"):
+        DublinCoreRDMTransformer(missing_date="never")
 
 
 def test_each_run_gets_its_own_transformer_and_cache(rdm_dc, transformer):
@@ -317,23 +359,30 @@ def corpus() -> Corpus:
     )
     corpus.add(
         "oai:example.org:undated",
-        {"title": ["Undated"], "creator": ["Anonymous"], "date": ["n.d."]},
-        datestamp=datetime(2024, 1, 3, tzinfo=UTC),
+        {"title": ["Undated"], "creator": ["Anonymous"], "date": [SPRING]},
+        datestamp=datetime(2023, 11, 5, tzinfo=UTC),
     )
     corpus.set_clock(datetime(2024, 6, 1, tzinfo=UTC))
     return corpus
 
 
-def test_harvest_publishes_mappable_records_and_reports_the_undated_one(rdm_dc, provider):
+def test_harvest_publishes_every_record_the_undated_one_with_its_datestamps_year(rdm_dc, provider):
     make_harvester(provider.base_url, target=RDM_TARGET, transformer=TRANSFORMER)
 
     summary = run_harvest("test")
 
-    assert (summary.counts.created, summary.counts.failed) == (2, 1)
+    assert (summary.counts.created, summary.counts.failed) == (3, 0)
     db.session.expire_all()
     rows = {row.oai_identifier: row for row in db.session.scalars(db.select(OAIHarvestedRecord))}
-    assert rows["oai:example.org:undated"].local_pid is None
-    assert "no dc:date in EDTF form" in rows["oai:example.org:undated"].errors[0]
+    undated = rows["oai:example.org:undated"]
+    assert not undated.errors
+    published = rdm_dc.read(system_identity, undated.local_pid).to_dict()
+    assert published["metadata"]["publication_date"] == "2023"  # datestamp 2023-11-05
+    assert undated.warnings[:2] == [
+        "dc:date 'sometime last spring': not an EDTF level 0 date; dropped.",
+        "Publication date: no EDTF level 0 date in dc:date ('sometime last spring'); "
+        "using 2023, the year of the record's datestamp 2023-11-05T00:00:00Z.",
+    ]
     flyer = rdm_dc.read(system_identity, rows["oai:example.org:flyer"].local_pid).to_dict()
     assert flyer["metadata"]["resource_type"]["id"] == "publication"
     # What could not be mapped is a warning on the row, not an error.
@@ -341,6 +390,24 @@ def test_harvest_publishes_mappable_records_and_reports_the_undated_one(rdm_dc, 
     assert any("Flugblatt" in warning for warning in rows["oai:example.org:flyer"].warnings)
     rich = rdm_dc.read(system_identity, rows["oai:example.org:rich"].local_pid).to_dict()
     assert rich["pids"]["doi"]["identifier"] == "10.1234/spectral.2021"
+
+
+def test_with_missing_date_fail_the_undated_record_fails_as_before(
+    rdm_dc, provider, app, monkeypatch
+):
+    monkeypatch.setitem(app.config, MISSING_DATE, "fail")
+    make_harvester(provider.base_url, target=RDM_TARGET, transformer=TRANSFORMER)
+
+    summary = run_harvest("test")
+
+    assert (summary.counts.created, summary.counts.failed) == (2, 1)
+    db.session.expire_all()
+    row = db.session.get(OAIHarvestedRecord, ("test", "oai:example.org:undated"))
+    assert row.local_pid is None
+    assert row.errors[0] == (
+        "TransformError: Record oai:example.org:undated has no dc:date in EDTF form (RDM needs "
+        "a publication date); found ['sometime last spring']."
+    )
 
 
 def test_a_changed_source_record_keeps_its_external_doi(rdm_dc, provider, corpus):
@@ -351,7 +418,7 @@ def test_a_changed_source_record_keeps_its_external_doi(rdm_dc, provider, corpus
 
     summary = run_harvest("test", since_source=SinceSource.WATERMARK)
 
-    assert (summary.counts.updated, summary.counts.failed) == (1, 1)  # the undated one again
+    assert (summary.counts.updated, summary.counts.failed) == (1, 0)
     db.session.expire_all()
     row = db.session.get(OAIHarvestedRecord, ("test", "oai:example.org:rich"))
     record = rdm_dc.read(system_identity, row.local_pid).to_dict()

@@ -1,8 +1,9 @@
 """What one run of an InvenioRDM transformer keeps, and the look-ups its rules share.
 
 Decision owned here: which settings of this instance an RDM transformer follows (the default
-resource type and contributor role - a transformer's option wins over the configuration -,
-whether external DOIs become ``pids.doi``, the identifier schemes), how a value found in
+resource type and contributor role, what a record without a usable publication date becomes -
+a transformer's option wins over the configuration -, whether external DOIs become
+``pids.doi``, the identifier schemes), the stand-in publication date, how a value found in
 harvested metadata is matched to this instance's vocabularies (languages, licenses, resource
 types, DataCite terms, affiliations and funders), when a DOI becomes ``pids.doi``, and what an
 eu-repo access term does to ``access``. :class:`RDMTransformer` holds the per-run vocabulary
@@ -14,10 +15,12 @@ invenio-rdm-records is an optional extra: nothing RDM-specific is imported at mo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import date
-from typing import Any
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
 
+from ..base import TransformError
 from .helpers import (
     EUREPO_ACCESS,
     TYPE_KEYWORDS,
@@ -33,8 +36,32 @@ from .helpers import (
 )
 from .vocabularies import Vocabularies
 
+if TYPE_CHECKING:
+    from ...protocol.records import OAIRecord
+
 DEFAULT_RESOURCE_TYPE_KEY = "OAI_HARVESTER_RDM_DEFAULT_RESOURCE_TYPE"
 DEFAULT_CONTRIBUTOR_ROLE_KEY = "OAI_HARVESTER_RDM_DEFAULT_CONTRIBUTOR_ROLE"
+MISSING_DATE_KEY = "OAI_HARVESTER_RDM_MISSING_DATE"
+
+
+class MissingDate(StrEnum):
+    """What becomes of a record none of whose dates RDM takes as its publication date."""
+
+    DATESTAMP_YEAR = "datestamp-year"
+    """Published with the year of its OAI datestamp, and a warning naming what was found."""
+    FAIL = "fail"
+    """Failed with a TransformError naming what was found."""
+
+
+def _missing_date(value: str) -> MissingDate:
+    """The configured (or optioned) value, refused when the run starts if it is no choice."""
+    try:
+        return MissingDate(value)
+    except ValueError:
+        choices = " or ".join(repr(choice.value) for choice in MissingDate)
+        raise ValueError(
+            f"{MISSING_DATE_KEY} (or the missing_date option) is {value!r}; expected {choices}."
+        ) from None
 
 
 def external_doi_enabled(config: Mapping[str, Any]) -> bool:
@@ -81,6 +108,7 @@ class RDMTransformer:
         self,
         default_resource_type: str | None = None,
         default_contributor_role: str | None = None,
+        missing_date: str | None = None,
     ) -> None:
         from flask import current_app
 
@@ -90,6 +118,7 @@ class RDMTransformer:
         self.default_contributor_role = (
             default_contributor_role or config[DEFAULT_CONTRIBUTOR_ROLE_KEY]
         )
+        self.missing_date = _missing_date(missing_date or config[MISSING_DATE_KEY])
         self.vocabularies = Vocabularies()
         self.last_warnings: list[str] = []
         self._doi_pids = external_doi_enabled(config)
@@ -105,6 +134,35 @@ class RDMTransformer:
 
     def warn(self, message: str) -> None:
         self.last_warnings.append(message)
+
+    # -- the publication date
+    def stand_in_publication_date(
+        self, record: OAIRecord, source: str, unusable: Sequence[str], error: str
+    ) -> str:
+        """The publication date of a record none of whose dates (in `source`) RDM takes:
+        the year of its OAI datestamp, with a warning naming the `unusable` values (or saying
+        there were none); `error` as a TransformError when ``missing_date`` is ``fail`` or the
+        datestamp has no year either.
+
+        RDM requires a publication date, but one date it cannot parse must not lose a record
+        whose every other value maps (what cannot be mapped is a warning, never a lost record).
+        The datestamp is when the provider last changed the record: its year is the nearest
+        fact at hand, and the warning says that it stands in for one.
+        """
+        datestamp = record.datestamp_value
+        if self.missing_date is MissingDate.FAIL or datestamp is None:
+            raise TransformError(error)
+        year = f"{datestamp.year:04d}"
+        found = (
+            f"no EDTF level 0 date in {source} ({', '.join(map(repr, unusable))})"
+            if unusable
+            else f"no {source}"
+        )
+        self.warn(
+            f"Publication date: {found}; using {year}, the year of the record's datestamp "
+            f"{record.datestamp}."
+        )
+        return year
 
     # -- languages
     def language(self, value: str) -> str | None:

@@ -9,8 +9,9 @@ Elements are matched by local name, so the kernel version's namespace does not m
 DataCite is what RDM's own model follows, so most values have an exact home; the vocabulary
 ids are still looked up before they are emitted (RDM refuses an unknown id with no draft at
 all), and a value this instance cannot hold is a warning, never a failed record. Only the
-fields RDM requires (title, creator, publication date) make a record fail, with a
-:class:`TransformError` naming what is missing.
+fields RDM requires (title, creator) make a record fail, with a :class:`TransformError` naming
+what is missing; a record without a usable Issued date or publicationYear gets its datestamp's
+year unless the site says ``fail`` (:meth:`.base.RDMTransformer.stand_in_publication_date`).
 
 invenio-rdm-records is an optional extra: nothing RDM-specific is imported at module level.
 Every element's rule shares one per-run vocabulary cache and one warning list
@@ -102,7 +103,8 @@ class DataCiteRDMTransformer(RDMTransformer):
     name = "oai_datacite_rdm"
 
     def transform(self, record: OAIRecord) -> dict[str, Any]:
-        """The record's data; TransformError for a missing title, creator or date."""
+        """The record's data; TransformError for a missing title or creator (or date, when
+        ``missing_date`` is ``fail``)."""
         self.start()
         resource = datacite_resource(record.metadata, record.identifier)
         metadata: dict[str, Any] = {}
@@ -158,11 +160,14 @@ class DataCiteRDMTransformer(RDMTransformer):
         """Publication date and other dates; returns the Available date (an embargo's end)."""
         available = None
         dates = []
+        unusable: list[str] = []  # Issued dates and a publicationYear RDM cannot take
         for element in children(resource, "dates", "date"):
             value, kind = text_of(element), attribute(element, "dateType") or "Other"
             parsed = level0_date(value)
             if parsed is None:
                 self.warn(f"date {value!r} ({kind}): not an EDTF level 0 date; dropped.")
+                if kind.lower() == "issued":
+                    unusable.append(value)
                 continue
             if kind.lower() == "issued" and "publication_date" not in metadata:
                 metadata["publication_date"] = parsed
@@ -186,9 +191,12 @@ class DataCiteRDMTransformer(RDMTransformer):
             if level0_date(year) and len(year) == 4:
                 metadata["publication_date"] = year
             else:
-                raise TransformError(
+                metadata["publication_date"] = self.stand_in_publication_date(
+                    record,
+                    "Issued date or publicationYear",
+                    [*unusable, *([year] if year else [])],
                     f"Record {record.identifier} has no publication date: no Issued date in "
-                    f"EDTF form and no publicationYear (RDM needs one); found {year!r}."
+                    f"EDTF form and no publicationYear (RDM needs one); found {year!r}.",
                 )
         if dates:
             metadata["dates"] = dates

@@ -4,8 +4,10 @@ Decision owned here: what each Dublin Core element becomes in an RDM record, and
 are given up with a warning. Dublin Core is flat and mostly free text while RDM references
 vocabularies by id, so every emitted id is looked up first: RDM refuses an unknown id outright
 (``InvalidRelationValue``, no draft), which would lose the whole record for one bad value.
-Only the fields RDM itself requires (title, creator, publication date) make a record fail,
-with a :class:`TransformError` naming what is missing.
+Only the fields RDM itself requires make a record fail, with a :class:`TransformError` naming
+what is missing: no title, no creator (a made-up one would be wrong data under a real title);
+a record without a usable date gets its datestamp's year unless the site says ``fail``
+(:meth:`.base.RDMTransformer.stand_in_publication_date`).
 
 invenio-rdm-records is an optional extra: nothing RDM-specific is imported at module level.
 What the RDM transformers share (vocabulary look-ups, identifier schemes, DOIs, access) is in
@@ -121,6 +123,7 @@ class DublinCoreRDMTransformer(RDMTransformer):
         """Publication date and other dates; returns an eu-repo embargo end, if any."""
         embargo_until = None
         others: list[str] = []
+        unusable: list[str] = []
         for value in values:
             if value.startswith(EUREPO_EMBARGO_END):
                 embargo_until = level0_date(value[len(EUREPO_EMBARGO_END) :])
@@ -130,14 +133,18 @@ class DublinCoreRDMTransformer(RDMTransformer):
             parsed = level0_date(value)
             if parsed is None:
                 self.last_warnings.append(f"dc:date {value!r}: not an EDTF level 0 date; dropped.")
+                unusable.append(value)
             elif "publication_date" not in metadata:
                 metadata["publication_date"] = parsed
             else:
                 others.append(parsed)
         if "publication_date" not in metadata:
-            raise TransformError(
+            metadata["publication_date"] = self.stand_in_publication_date(
+                record,
+                "dc:date",
+                unusable,
                 f"Record {record.identifier} has no dc:date in EDTF form "
-                f"(RDM needs a publication date); found {values!r}."
+                f"(RDM needs a publication date); found {values!r}.",
             )
         if others and self.vocabularies.exists("datetypes", "other"):
             metadata["dates"] = [
