@@ -316,6 +316,10 @@ def test_an_unusable_date_gives_way_to_the_year_of_the_datestamp(rdm_dc, transfo
     assert transformer.last_warnings[0] == (
         "Publication date: no dc:date; using 2018, the year of the record's datestamp 2018-02-03."
     )
+    # A datestamp with no year to take (the protocol layer keeps it as sent) stands in for
+    # nothing: the record fails as it would with "fail".
+    with pytest.raises(TransformError, match="no dc:date in EDTF form"):
+        transformer.transform(dc_record({**RICH, "date": [SPRING]}, datestamp="last spring"))
 
 
 def test_missing_date_fail_makes_an_undated_record_a_transform_error(rdm_dc, app, monkeypatch):
