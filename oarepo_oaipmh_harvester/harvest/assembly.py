@@ -17,8 +17,10 @@ from invenio_db import db
 from invenio_jobs.models import Run
 from invenio_records_resources.proxies import current_service_registry
 
+from ..credentials import provider_credentials
 from ..models import OAIHarvester
 from ..protocol.client import OAIClient
+from ..protocol.credentials import ProviderCredentials
 from .effects import DryRun, KeptWrites, Writes
 from .fanout import BatchDispatcher, Enqueue
 from .interrupted import close_interrupted_runs, grace_for
@@ -53,6 +55,7 @@ def build_client(
     request_delay: float | None = None,
     *,
     settings: HarvestSettings | None = None,
+    credentials: ProviderCredentials | None = None,
     **overrides: Any,
 ) -> OAIClient:
     """An OAI-PMH client with the site's settings; `overrides` change single protocol options
@@ -64,6 +67,7 @@ def build_client(
         base_url,
         settings.protocol,
         user_agent=settings.user_agent_for(harvester_id),
+        credentials=credentials,
         **overrides,
     )
 
@@ -200,7 +204,11 @@ def run_harvest(
             timeout=settings.lock_timeout,
         ) as lock,
         build_client(
-            harvester.base_url, harvester.id, harvester.request_delay, settings=settings
+            harvester.base_url,
+            harvester.id,
+            harvester.request_delay,
+            settings=settings,
+            credentials=provider_credentials(harvester.credentials),
         ) as client,
     ):
         # Read again under the lock: a run that waited for it may find its harvester changed,
