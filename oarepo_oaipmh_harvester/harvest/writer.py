@@ -287,7 +287,11 @@ class RecordWriter:
                 with db.session.begin_nested():
                     try:
                         row["local_pid"], created = self.target.upsert(
-                            local_pid, data, uow, restore=restore
+                            local_pid,
+                            data,
+                            uow,
+                            restore=restore,
+                            sets=record.set_specs if record is not None else (),
                         )
                     except KeptWithErrors as error:
                         # Caught inside the savepoint: the target keeps the draft.

@@ -131,8 +131,12 @@ class TargetAdapter(abc.ABC):
         uow: BulkIndexingUnitOfWork,
         *,
         restore: bool = False,
+        sets: Sequence[str] = (),
     ) -> tuple[str, bool]:
-        """(pid, created): update the record of `pid`, or create it when it has none or is gone."""
+        """(pid, created): update the record of `pid`, or create it when it has none or is gone.
+
+        `sets`: the OAI sets the source record is in (a target may place the record by them).
+        """
         if pid:
             try:
                 return self.update(pid, data, uow, restore=restore), False
