@@ -154,7 +154,8 @@ OAI_HARVESTER_REPORT_SENDER = None
 """Sender of reports; None uses ``MAIL_DEFAULT_SENDER``."""
 
 OAI_HARVESTER_REPORT_MAX_FAILURES = 20
-"""How many failed identifiers (with their errors) a report lists."""
+"""How many reasons records failed for a report lists (each with its count, a few of its
+records and a link to all of them in the panel)."""
 
 OAI_HARVESTER_MAX_RUN_IDENTIFIERS = 1000
 """Identifiers one run may be asked to harvest (``identifiers``: REST run body, Run now form,
