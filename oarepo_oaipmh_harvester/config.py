@@ -161,7 +161,8 @@ OAI_HARVESTER_REPORT_SENDER = None
 """Sender of reports; None uses ``MAIL_DEFAULT_SENDER``."""
 
 OAI_HARVESTER_REPORT_MAX_FAILURES = 20
-"""How many failed identifiers (with their errors) a report lists."""
+"""How many reasons records failed for a report lists (each with its count, a few of its
+records and a link to all of them in the panel)."""
 
 OAI_HARVESTER_MAX_RUN_IDENTIFIERS = 1000
 """Identifiers one run may be asked to harvest (``identifiers``: REST run body, Run now form,
@@ -253,3 +254,8 @@ OAI_HARVESTER_PREVIEW_DIFFS = 20
 OAI_HARVESTER_RUN_LOG_INTERVAL = 60.0
 """Seconds between the progress lines a run logs (the log on its page in Administration →
 Jobs); a run also logs its windows, each batch's failures grouped by reason and its end."""
+
+OAI_HARVESTER_PUBLIC_SOURCES_PAGE = False
+"""Serve ``/about/harvest``, a public page (no login) of the sources this site harvests: each
+harvester's name, its record count and its last successful harvest (never its endpoint or its
+credentials)."""

@@ -14,11 +14,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import sqlalchemy as sa
 from celery import shared_task
 from flask import current_app
+from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_jobs.errors import TaskExecutionPartialError
 from invenio_jobs.logging.jobs import EMPTY_JOB_CTX, job_context
+from invenio_jobs.models import Run
 
 from .arguments import task_run_request
 from .harvest.assembly import make_writer, run_harvest
@@ -122,6 +125,38 @@ def stop_on_terminate(stop: StopSignal) -> Iterator[None]:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+@shared_task(ignore_result=True)
+def harvest_every_active_harvester(**ignored: Any) -> dict[str, Any]:
+    """The run-all job (``harvest_oaipmh_all``): every active harvester in turn, each in a
+    run of its own job. Its run says which ran and how each ended; it is partial when one
+    did not succeed, and stops between two harvesters when it is stopped."""
+    from .proxies import current_harvest_runs_service
+
+    run_id = _current_run_id()
+    stop = StopSignal(run_id)
+    outcomes = current_harvest_runs_service.run_every_active_harvester(
+        system_identity,
+        title=f"Run of every active harvester ({run_id})" if run_id else "Run-all",
+        stop=stop.reason,
+    )
+    lines = [outcome.describe() for outcome in outcomes]
+    message = (
+        f"Ran {len(outcomes)} harvester{'' if len(outcomes) == 1 else 's'}: " + "; ".join(lines)
+        if outcomes
+        else "No active harvester."
+    )
+    reason = stop.reason()
+    if reason:
+        end_run_cancelled(run_id, f"Stopped ({reason}) before the next harvester. {message}")
+        return {"outcomes": lines}
+    if any(outcome.status != "SUCCESS" for outcome in outcomes):
+        raise TaskExecutionPartialError(message=message, errored_entries_count=0)
+    if run_id is not None:
+        db.session.execute(sa.update(Run).where(Run.id == run_id).values(message=message))
+        db.session.commit()
+    return {"outcomes": lines}
 
 
 def enqueue_batch(subtask_run_id: str, queue: str | None) -> None:

@@ -278,6 +278,43 @@ FORM_FIELDS = {
             "take-over: the holder becomes this harvester's record."
         ),
     },
+    "set_communities": {
+        "order": 9.25,
+        "text": _("Communities of sets"),
+        "rows": 3,
+        "description": _(
+            "InvenioRDM: records in a set also join a community, one <code>set = community"
+            "</code> per line (slug or id of the community)."
+        ),
+    },
+    "active": {
+        "order": 9.8,
+        "text": _("Active"),
+        "description": _("A paused harvester is left out of the run-all job."),
+    },
+    "auth_username": {
+        "order": 9.85,
+        "text": _("Provider user name (HTTP Basic)"),
+        "description": _(
+            "With the password: stored encrypted and never shown again; leave both empty to "
+            "keep what is set."
+        ),
+    },
+    "auth_password": {"order": 9.86, "text": _("Provider password")},
+    "headers": {
+        "order": 9.9,
+        "text": _("Request headers"),
+        "rows": 2,
+        "description": _(
+            "Sent to the provider with every request, one <code>Name: value</code> per line "
+            "(an API token, say). Stored encrypted and never shown again; leave empty to keep "
+            "what is set."
+        ),
+    },
+    "clear_credentials": {
+        "order": 9.95,
+        "text": _("Forget the provider's login and headers"),
+    },
     "comment": {"order": 10, "text": _("Comment"), "rows": 3},
 }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from flask import abort, g, url_for
 from invenio_administration.views.base import (
@@ -161,6 +162,21 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
                 "runs_total": runs["hits"]["total"],
                 "records_total": records.total,
                 "records_with_errors": with_errors.total,
+                "error_reasons": [
+                    {
+                        "reason": group.reason,
+                        "count": group.count,
+                        "examples": group.examples,
+                        "records_link": harvester["links"]["records_html"]
+                        + "&"
+                        + urlencode({"f": f"error:{group.reason}"}),
+                    }
+                    for group in (
+                        current_harvested_records_service.error_reasons(g.identity, pid_value)
+                        if with_errors.total
+                        else []
+                    )
+                ],
             }
         )
         return context

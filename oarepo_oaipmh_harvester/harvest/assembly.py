@@ -17,8 +17,12 @@ from invenio_db import db
 from invenio_jobs.models import Run
 from invenio_records_resources.proxies import current_service_registry
 
+from ..credentials import provider_credentials
 from ..models import OAIHarvester
 from ..protocol.client import OAIClient
+from ..protocol.credentials import ProviderCredentials
+from ..protocol.records import OAIRecord
+from ..provenance import Provenance, getrecord_url
 from .effects import DryRun, KeptWrites, Writes
 from .fanout import BatchDispatcher, Enqueue
 from .interrupted import close_interrupted_runs, grace_for
@@ -53,6 +57,7 @@ def build_client(
     request_delay: float | None = None,
     *,
     settings: HarvestSettings | None = None,
+    credentials: ProviderCredentials | None = None,
     **overrides: Any,
 ) -> OAIClient:
     """An OAI-PMH client with the site's settings; `overrides` change single protocol options
@@ -64,6 +69,7 @@ def build_client(
         base_url,
         settings.protocol,
         user_agent=settings.user_agent_for(harvester_id),
+        credentials=credentials,
         **overrides,
     )
 
@@ -129,6 +135,18 @@ def make_writer(
     settings = settings or current_settings()
     harvester = _stored_harvester(harvester_id)
     options = TargetOptions.of(harvester)
+    # Plain values: the writer runs past commits that expire the ORM object.
+    name, base_url, prefix = harvester.name, harvester.base_url, harvester.metadata_prefix
+
+    def provenance_of(record: OAIRecord) -> Provenance:
+        return Provenance(
+            harvester_id=harvester_id,
+            harvester_name=name,
+            oai_identifier=record.identifier or "",
+            datestamp=record.datestamp or "",
+            getrecord_url=getrecord_url(base_url, prefix, record.identifier or ""),
+        )
+
     return RecordWriter(
         harvester_id=harvester.id,
         target=adapter_for(
@@ -136,11 +154,15 @@ def make_writer(
             writing_identity(options.owner),
             harvester_id=harvester.id,
             options=options,
+            custom_fields=frozenset(
+                field.name for field in current_app.config.get("RDM_CUSTOM_FIELDS") or ()
+            ),
         ),
         transformer=current_oai_harvester.transformers.get(harvester.transformer),
         run_id=run_id,
         retry_backoff=settings.retry_backoff,
         writes=writes,
+        provenance_of=provenance_of,
     )
 
 
@@ -200,7 +222,11 @@ def run_harvest(
             timeout=settings.lock_timeout,
         ) as lock,
         build_client(
-            harvester.base_url, harvester.id, harvester.request_delay, settings=settings
+            harvester.base_url,
+            harvester.id,
+            harvester.request_delay,
+            settings=settings,
+            credentials=provider_credentials(harvester.credentials),
         ) as client,
     ):
         # Read again under the lock: a run that waited for it may find its harvester changed,

@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 import requests
 from sickle import Sickle
 
+from .credentials import ProviderCredentials
 from .datestamps import Granularity
 from .errors import MalformedResponse, OAITransportError, limited
 from .items import build_header, build_record, record_from_xml
@@ -117,6 +118,7 @@ class OAIClient:
         *,
         user_agent: str | None = None,
         session: requests.Session | None = None,
+        credentials: ProviderCredentials | None = None,
         **overrides: Any,
     ) -> None:
         base_url = (base_url or "").strip()
@@ -125,7 +127,13 @@ class OAIClient:
             raise ValueError(f"The OAI-PMH base URL must be an http(s) URL, not {base_url!r}.")
         self.base_url = base_url
         self.options = (options or ProtocolOptions()).with_overrides(**overrides)
-        self._transport = Transport(base_url, self.options, user_agent=user_agent, session=session)
+        self._transport = Transport(
+            base_url,
+            self.options,
+            user_agent=user_agent,
+            session=session,
+            credentials=credentials,
+        )
         self._sickle = _Sickle(self)
         self.provider_faults: dict[str, str] = {}
         """Faults of the provider that were worked around, by kind: what a run warns of."""

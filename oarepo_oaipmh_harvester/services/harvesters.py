@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import sqlalchemy as sa
 from flask import current_app
 from invenio_db import db
 from invenio_db.uow import ModelCommitOp, ModelDeleteOp, UnitOfWork, unit_of_work
@@ -20,6 +21,7 @@ from invenio_records_resources.services.base import LinksTemplate, Service
 from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
 from marshmallow import ValidationError
 
+from .. import credentials
 from ..harvest.lock import HarvesterBusy, exclusive_run, holder_of
 from ..harvest.preflight import PreflightError, check_provider
 from ..models import OAIHarvestedRecord, OAIHarvester
@@ -31,6 +33,7 @@ from .jobs import (
     delete_jobs_of,
     dump_job,
     jobs_of,
+    last_successful_harvest,
     lock_holding_run,
     new_job,
     runs_query,
@@ -57,6 +60,8 @@ EDITABLE_FIELDS = (
     "local_drafts",
     "invalid_drafts",
     "doi_conflicts",
+    "set_communities",
+    "active",
 )
 
 PREFLIGHT_FIELDS = ("base_url", "metadata_prefix", "setspecs")
@@ -84,6 +89,10 @@ class HarvesterView:
     local_drafts: str
     invalid_drafts: str
     doi_conflicts: str
+    set_communities: dict[str, str] | None
+    active: bool
+    credentials: str | None
+    """Sealed (encrypted): the schema shows only what is set."""
     watermark: datetime | None
     created: datetime | None
     updated: datetime | None
@@ -141,13 +150,16 @@ class HarvesterService(HarvesterAccessMixin, Service):
         data: dict,
         *,
         check: bool | None,
+        stored_credentials: str | None = None,
         provider_fields_changed: Callable[[dict], bool] = lambda loaded: True,
     ) -> dict:
-        """The harvester as it will be stored, or every problem with it at once.
+        """The harvester as it will be stored (its credentials sealed), or every problem
+        with it at once.
 
-        The provider is asked (unless `check` is False or the fields it answers for did not
-        change) whenever those fields themselves are valid, so that an operator who got the
-        target wrong hears in the same answer that the prefix or a set is wrong too.
+        The provider is asked (unless `check` is False, or neither the fields it answers for
+        nor the credentials changed) whenever those fields themselves are valid, so that an
+        operator who got the target wrong hears in the same answer that the prefix or a set
+        is wrong too.
         """
         try:
             loaded, _ = self.schema.load(data, context={"identity": identity})
@@ -155,14 +167,23 @@ class HarvesterService(HarvesterAccessMixin, Service):
         except ValidationError as error:
             loaded = error.valid_data or {}
             errors = flatten_messages(error.messages)
-        provider_fields_valid = all(name not in errors for name in PREFLIGHT_FIELDS)
-        if provider_fields_valid and provider_fields_changed(loaded):
-            errors = {**self._provider_errors(loaded, check), **errors}
+        try:
+            sealed = credentials.updated(stored_credentials, loaded)
+        except credentials.CredentialsUnavailable as error:
+            errors.setdefault("auth", []).append(str(error))
+            sealed = None
+        changed = provider_fields_changed(loaded) or sealed != stored_credentials
+        if all(name not in errors for name in PREFLIGHT_FIELDS) and changed:
+            errors = {**self._provider_errors(loaded, sealed, check), **errors}
         if errors:
             raise HarvesterValidationError(errors)
-        return apply_defaults(loaded)
+        for name in credentials.CHANGES:
+            loaded.pop(name, None)
+        return {**apply_defaults(loaded), "credentials": sealed}
 
-    def _provider_errors(self, loaded: dict, check: bool | None) -> dict[str, list[str]]:
+    def _provider_errors(
+        self, loaded: dict, sealed: str | None, check: bool | None
+    ) -> dict[str, list[str]]:
         """What the provider says is wrong with this configuration (the preflight check)."""
         if check is None:
             check = current_app.config["OAI_HARVESTER_PREFLIGHT_CHECK"]
@@ -170,8 +191,13 @@ class HarvesterService(HarvesterAccessMixin, Service):
             return {}
         try:
             check_provider(
-                loaded["base_url"], loaded["metadata_prefix"], loaded.get("setspecs") or []
+                loaded["base_url"],
+                loaded["metadata_prefix"],
+                loaded.get("setspecs") or [],
+                credentials=credentials.provider_credentials(sealed),
             )
+        except credentials.CredentialsUnavailable as error:
+            return {"auth": [str(error)]}
         except PreflightError as error:
             return error.errors
         return {}
@@ -206,6 +232,30 @@ class HarvesterService(HarvesterAccessMixin, Service):
             links_item_tpl=self.links_item_tpl,
             prepare=self._view,
         )
+
+    def public_sources(self) -> list[dict[str, Any]]:
+        """What the public page of harvested sources shows of every harvester: its name, how
+        many records of it the site holds, and when it was last harvested successfully.
+        Nothing else (no endpoint, which may be private; no credentials)."""
+        live = (
+            db.select(OAIHarvestedRecord.harvester_id, sa.func.count().label("records"))
+            .where(OAIHarvestedRecord.deleted.is_(False), OAIHarvestedRecord.local_pid.is_not(None))
+            .group_by(OAIHarvestedRecord.harvester_id)
+            .subquery()
+        )
+        rows = db.session.execute(
+            db.select(OAIHarvester.id, OAIHarvester.name, live.c.records)
+            .outerjoin(live, live.c.harvester_id == OAIHarvester.id)
+            .order_by(OAIHarvester.name)
+        ).all()
+        return [
+            {
+                "name": name,
+                "records": records or 0,
+                "last_harvest": last_successful_harvest(harvester_id),
+            }
+            for harvester_id, name, records in rows
+        ]
 
     def list(self, identity: Any) -> list[HarvesterItem]:
         """Every harvester `identity` may see, by id (no paging)."""
@@ -261,11 +311,12 @@ class HarvesterService(HarvesterAccessMixin, Service):
             identity,
             {**merged, "id": harvester_id},
             check=check,
+            stored_credentials=harvester.credentials,
             provider_fields_changed=lambda loaded: any(
                 loaded.get(name) != current[name] for name in PREFLIGHT_FIELDS
             ),
         )
-        for name in EDITABLE_FIELDS:
+        for name in (*EDITABLE_FIELDS, "credentials"):
             setattr(harvester, name, loaded[name])
         uow.register(ModelCommitOp(harvester))
         # The job type carries the name and URL in its title and description.

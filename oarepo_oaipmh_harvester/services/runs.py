@@ -35,6 +35,7 @@ from ..harvest.preview import PreviewReport
 from ..harvest.request import RunKind, RunRequest
 from ..harvest.results import ProgressCallback
 from ..harvest.window import SinceSource, since_source_of
+from ..models import OAIHarvester
 from ..text import without_traceback
 from .access import HarvesterAccessMixin, flatten_messages, is_user, link_args
 from .errors import HarvesterValidationError, HarvestRunInProgress, HarvestRunNotFound
@@ -249,6 +250,43 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             "requests": summary.requests,
         }
 
+    def run_every_active_harvester(
+        self,
+        identity: Any,
+        *,
+        title: str = "Run of every active harvester",
+        stop: Callable[[], str | None] = lambda: None,
+    ) -> list[HarvesterOutcome]:
+        """Each active harvester in turn, by id, each in a run of its own job here (its own
+        watermark, its own outcome): one that fails does not stop the others. `stop` says
+        why to stop before the next harvester (None: go on)."""
+        self.require_permission(identity, "search")
+        harvester_ids = list(
+            db.session.scalars(
+                db.select(OAIHarvester.id)
+                .where(OAIHarvester.active.is_(True))
+                .order_by(OAIHarvester.id)
+            )
+        )
+        outcomes: list[HarvesterOutcome] = []
+        for harvester_id in harvester_ids:
+            if stop():
+                break
+            try:
+                run = self.harvest_in_process(identity, harvester_id, title=title)
+            except Exception as error:  # noqa: BLE001 - the next harvester still runs
+                db.session.rollback()
+                outcomes.append(HarvesterOutcome(harvester_id, None, "ERROR", str(error)))
+                continue
+            counted = f"{run.total_entries or 0} records"
+            detail = (
+                counted
+                if run.status == RunStatusEnum.SUCCESS
+                else (without_traceback(run.message) or counted)
+            )
+            outcomes.append(HarvesterOutcome(harvester_id, str(run.id), run.status.name, detail))
+        return outcomes
+
     def harvest_in_process(
         self,
         identity: Any,
@@ -301,6 +339,20 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             progress_listener.reset(token)
         db.session.expire_all()
         return db.session.get(Run, run.id)
+
+
+@dataclass(frozen=True)
+class HarvesterOutcome:
+    """How one harvester's run of a run-all run ended."""
+
+    harvester_id: str
+    run_id: str | None
+    status: str
+    """A run status (SUCCESS, PARTIAL_SUCCESS, FAILED, CANCELLED), or ERROR: no run."""
+    detail: str
+
+    def describe(self) -> str:
+        return f"{self.harvester_id}: {self.status}" + (f" ({self.detail})" if self.detail else "")
 
 
 def _action_of(request: RunRequest) -> str:
