@@ -25,13 +25,20 @@ import requests
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
 from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
 
-from .instance import ADMIN_EMAIL, ADMIN_PASSWORD, Site, SiteSettings, SiteSetup
-from .releases import Release, selected_releases
-from .served import RequestCounts, ServedSite, TaskCounts, read_request_counts
+from .instance import Site, SiteBuilds, SiteSettings, SiteSetup
+from .releases import RELEASES, Release, selected_releases
+from .served import (
+    RequestCounts,
+    ServedSite,
+    TaskCounts,
+    read_request_counts,
+    stop_leftover_processes,
+)
 
 FORK_CHECK_HARVESTER = "fork-check"
 FORK_CHECK_RECORDS = 40
-"""Records the harvest queued before a fresh worker writes, in batches of 5: 8 batch tasks."""
+FORK_CHECK_BATCH_SIZE = 5
+"""The harvest queued before a fresh worker starts writes 40 records in 8 batch tasks."""
 
 
 def free_port() -> int:
@@ -119,11 +126,22 @@ def site_providers(journey_corpus, stop_corpus, fork_corpus):
         yield {"journey": journey, "stop": slow, "fork": fork}
 
 
-def _release_ids() -> list[str]:
-    return [release.key for release in selected_releases()]
+RELEASES_USED = pytest.StashKey[list[str]]()
 
 
-@pytest.fixture(scope="session", params=selected_releases(), ids=_release_ids())
+def pytest_collection_modifyitems(config, items) -> None:
+    """The releases whose sites the selected tests use (only those are built)."""
+    used: list[str] = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "release" in callspec.params:
+            key = callspec.params["release"].key
+            if key not in used:
+                used.append(key)
+    config.stash[RELEASES_USED] = used
+
+
+@pytest.fixture(scope="session", params=selected_releases(), ids=lambda release: release.key)
 def release(request) -> Release:
     uri = os.environ.get("SQLALCHEMY_DATABASE_URI", "postgresql")
     if not uri.startswith("postgresql"):
@@ -134,19 +152,28 @@ def release(request) -> Release:
 
 
 @pytest.fixture(scope="session")
-def rdm_site(release, search_server, site_providers) -> Iterator[RunningSite]:
-    """Build (or reuse) the release's virtualenv and assets, set the site up, serve it, and
-    measure fork safety on the way."""
-    site = Site(release)
-    shutil.rmtree(site.reports, ignore_errors=True)
-    settings = SiteSettings(search_hosts=search_server, port=free_port())
+def site_builds(pytestconfig, search_server) -> Iterator[SiteBuilds]:
+    """The virtualenvs and assets of every release the session tests, built in the background
+    from the first site's setup on."""
+    sites: dict[str, tuple[Site, SiteSettings]] = {}
+    for key in pytestconfig.stash.get(RELEASES_USED, []):
+        site = Site(RELEASES[key])
+        shutil.rmtree(site.reports, ignore_errors=True)
+        stop_leftover_processes(site)
+        sites[key] = (site, SiteSettings(search_hosts=search_server, port=free_port()))
+    builds = SiteBuilds(sites)
+    yield builds
+    builds.close()
+
+
+@pytest.fixture(scope="session")
+def rdm_site(release, site_builds, search_server, site_providers) -> Iterator[RunningSite]:
+    """The release's site: virtualenv and assets from the background build, set up, served;
+    fork safety measured on the way."""
+    site, settings = site_builds.ready(release.key)
     search_url = f"http://{search_server[0]['host']}:{search_server[0]['port']}"
     setup = SiteSetup(site)
     served = ServedSite(site, settings)
-    served.stop_leftovers()
-    site.ensure_venv()
-    site.write_config(settings)
-    site.ensure_assets()
     setup.reset(search_url)
     setup.run()
     # InvenioRDM's fixtures are queued with no worker running, as a site's setup does; the
@@ -239,7 +266,7 @@ def _harvest_round(running: RunningSite, provider_url: str) -> None:
             "metadata_prefix": "oai_dc",
             "target": "records",
             "transformer": "oai_dc_rdm",
-            "batch_size": 5,
+            "batch_size": FORK_CHECK_BATCH_SIZE,
         },
     )
     if created.status_code != 201:
@@ -258,8 +285,3 @@ def _harvest_round(running: RunningSite, provider_url: str) -> None:
     runs = running.api("GET", f"/api/oai-harvest/harvesters/{FORK_CHECK_HARVESTER}/runs").json()
     fork.harvest_run = runs["hits"]["hits"][0] if runs["hits"]["hits"] else None
     fork.published = running.api("GET", "/api/records", params={"size": 1}).json()["hits"]["total"]
-
-
-@pytest.fixture(scope="session")
-def admin_login() -> tuple[str, str]:
-    return ADMIN_EMAIL, ADMIN_PASSWORD

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -481,6 +481,42 @@ class Site:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(self.assets / "package-lock.json", target)
         return target
+
+
+class SiteBuilds:
+    """Every release's virtualenv and assets, built in the background from the moment the
+    first site is asked for: the pip installs side by side (mostly waiting for the network),
+    the asset builds one after the other (webpack wants the CPU), each release's as soon as its
+    virtualenv is there. The first site is set up and tested while the next one builds."""
+
+    def __init__(self, sites: dict[str, tuple[Site, SiteSettings]]) -> None:
+        self.sites = sites
+        self._pool = ThreadPoolExecutor(max_workers=2 * len(sites))
+        self._venvs: dict[str, Future[None]] = {}
+        self._assets: dict[str, Future[None]] = {}
+        for key, (site, settings) in sites.items():
+            # Collecting and building boot the application: it reads invenio.cfg.
+            site.write_config(settings)
+            self._venvs[key] = self._pool.submit(site.ensure_venv)
+        previous: Future[None] | None = None
+        for key, (site, _) in sites.items():
+            self._assets[key] = self._pool.submit(self._build, site, self._venvs[key], previous)
+            previous = self._assets[key]
+
+    @staticmethod
+    def _build(site: Site, venv: Future[None], previous: Future[None] | None) -> None:
+        venv.result()
+        if previous is not None:
+            wait([previous])  # its failure is its own site's to report
+        site.ensure_assets()
+
+    def ready(self, key: str) -> tuple[Site, SiteSettings]:
+        """The release's site once its virtualenv and assets are built (or their error)."""
+        self._assets[key].result()
+        return self.sites[key]
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 class SiteSetup:

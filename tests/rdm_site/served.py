@@ -44,8 +44,8 @@ class TaskCounts:
     succeeded: set[str] = field(default_factory=set)
     failed: dict[str, str] = field(default_factory=dict)
     """task id -> the log line saying why"""
-    first_by_child: dict[str, str] = field(default_factory=dict)
-    """forked child -> the name of the first task it ran"""
+    by_child: dict[str, int] = field(default_factory=dict)
+    """forked child (ForkPoolWorker-n) -> tasks it ran to their end"""
 
     @property
     def unfinished(self) -> set[str]:
@@ -80,18 +80,15 @@ def read_task_counts(log: Path) -> TaskCounts:
         task, what = match["id"], match["what"]
         if what == "received":
             counts.received[task] = match["name"]
-        elif what == "succeeded":
-            counts.succeeded.add(task)
+        elif what in ("succeeded", "raised", "failed"):
+            if what == "succeeded":
+                counts.succeeded.add(task)
+            else:
+                counts.failed[task] = (match["rest"].strip() or what)[:500]
             counts.received.setdefault(task, match["name"])
             worker = _WORKER_OF_LINE.search(line)
             if worker and worker["worker"] != "MainProcess":
-                counts.first_by_child.setdefault(worker["worker"], match["name"])
-        elif what in ("raised", "failed"):
-            counts.failed[task] = (match["rest"].strip() or what)[:500]
-            counts.received.setdefault(task, match["name"])
-            worker = _WORKER_OF_LINE.search(line)
-            if worker and worker["worker"] != "MainProcess":
-                counts.first_by_child.setdefault(worker["worker"], match["name"])
+                counts.by_child[worker["worker"]] = counts.by_child.get(worker["worker"], 0) + 1
     return counts
 
 
@@ -123,6 +120,25 @@ def read_request_counts(log: Path, start: int = 0) -> RequestCounts:
     return counts
 
 
+def pid_file(site: Site) -> Path:
+    """The process groups of a site's served processes, while they run."""
+    return site.root / "running.pids"
+
+
+def stop_leftover_processes(site: Site) -> None:
+    """Process groups an earlier session started and could not stop (pytest killed): they
+    would hold the release's broker and database."""
+    path = pid_file(site)
+    if not path.exists():
+        return
+    for pid in map(int, path.read_text().split()):
+        with suppress(OSError):
+            # Only a process of this release's virtualenv: the pid may be another's now.
+            if str(site.venv).encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                os.killpg(pid, signal.SIGKILL)
+    path.unlink()
+
+
 class ServedSite:
     """The site's processes: web (gunicorn), worker (Celery prefork), beat."""
 
@@ -141,26 +157,8 @@ class ServedSite:
     def access_log(self) -> Path:
         return self.logs / "web-access.log"
 
-    @property
-    def _pid_file(self) -> Path:
-        return self.site.root / "running.pids"
-
-    def stop_leftovers(self) -> None:
-        """Process groups an earlier session started and could not stop (pytest killed):
-        they would hold the port, the broker and the database of this release."""
-        if not self._pid_file.exists():
-            return
-        for line in self._pid_file.read_text().split():
-            pid = int(line)
-            with suppress(OSError):
-                # Only a process of this release's virtualenv: the pid may be another's now.
-                command = Path(f"/proc/{pid}/cmdline").read_bytes()
-                if str(self.site.venv).encode() in command:
-                    os.killpg(pid, signal.SIGKILL)
-        self._pid_file.unlink()
-
     def _remember_pids(self) -> None:
-        self._pid_file.write_text(" ".join(str(p.pid) for p in self.processes.values()))
+        pid_file(self.site).write_text(" ".join(str(p.pid) for p in self.processes.values()))
 
     def _start(self, name: str, command: list[str], log: Path) -> subprocess.Popen:
         self.logs.mkdir(parents=True, exist_ok=True)

@@ -51,10 +51,19 @@ def admin(rdm_site: RunningSite) -> Iterator[Browser]:
         yield browser
 
 
+class Journey(dict):
+    """What one step leaves for the next (run ids, records), per release."""
+
+    def needs(self, key: str) -> Any:
+        """What an earlier step left; fails the step, naming it, when that step failed."""
+        if key not in self:
+            pytest.fail(f"needs {key!r} from an earlier step of the journey, which failed")
+        return self[key]
+
+
 @pytest.fixture(scope="session")
-def journey() -> dict[str, Any]:
-    """What one step leaves for the next (run ids, times), per release."""
-    return {}
+def journey(rdm_site: RunningSite) -> Journey:
+    return Journey()
 
 
 def runs_of(rdm_site: RunningSite, harvester_id: str) -> list[dict[str, Any]]:
@@ -148,7 +157,7 @@ def test_03_admin_menu(admin: Browser) -> None:
 
 
 # -- the plugin's pages ----------------------------------------------------------------------
-def test_04_create_harvester(admin: Browser, rdm_site: RunningSite) -> None:
+def test_04_create_harvester(admin: Browser, rdm_site: RunningSite, journey: Journey) -> None:
     with admin.step("create-harvester") as page:
         admin.goto("/administration/oai-harvesters/create")
         admin.fill("id", HARVESTER)
@@ -168,11 +177,13 @@ def test_04_create_harvester(admin: Browser, rdm_site: RunningSite) -> None:
     assert (created["target"], created["transformer"]) == ("records", "oai_dc_rdm")
     assert created["batch_size"] == BATCH_SIZE
     assert created["harvest_managers_text"].startswith(MANAGER_EMAIL)
+    journey["harvester"] = created
 
 
 def test_05_run_now(
-    admin: Browser, rdm_site: RunningSite, journey_corpus: Corpus, journey: dict
+    admin: Browser, rdm_site: RunningSite, journey_corpus: Corpus, journey: Journey
 ) -> None:
+    journey.needs("harvester")
     expected = harvested(journey_corpus, SETS)
     before = rdm_total(rdm_site)
     with admin.step("run-now"):
@@ -183,10 +194,10 @@ def test_05_run_now(
         assert run["inserted_entries"] == len(expected) and run["errored_entries"] == 0, run
     # Published in InvenioRDM: its search finds every one of them.
     wait_until(lambda: rdm_total(rdm_site) == before + len(expected), timeout=30)
-    journey["finished_at"] = time.time()
 
 
-def test_06_harvester_page_lists_the_run(admin: Browser, journey: dict) -> None:
+def test_06_harvester_page_lists_the_run(admin: Browser, journey: Journey) -> None:
+    journey.needs("run_id")
     with admin.step("harvester-page") as page:
         admin.goto(f"/administration/oai-harvesters/{HARVESTER}")
         row = page.locator("#oai-harvester-runs tbody tr").first
@@ -197,8 +208,9 @@ def test_06_harvester_page_lists_the_run(admin: Browser, journey: dict) -> None:
 
 
 def test_07_records_list_and_detail(
-    admin: Browser, rdm_site: RunningSite, journey_corpus: Corpus, journey: dict
+    admin: Browser, rdm_site: RunningSite, journey_corpus: Corpus, journey: Journey
 ) -> None:
+    journey.needs("run_id")
     identifier = min(harvested(journey_corpus, ["math"]))
     with admin.step("records-list") as page:
         admin.goto(f"/administration/oai-harvested-records?f=harvester%3A{HARVESTER}")
@@ -219,9 +231,9 @@ def test_07_records_list_and_detail(
 
 # -- the harvested records in InvenioRDM -----------------------------------------------------
 def test_08_rdm_search_finds_a_harvested_record(
-    admin: Browser, rdm_site: RunningSite, journey_corpus: Corpus, journey: dict
+    admin: Browser, rdm_site: RunningSite, journey_corpus: Corpus, journey: Journey
 ) -> None:
-    identifier, pid = journey["record"]
+    identifier, pid = journey.needs("record")
     title = journey_corpus.get(identifier).metadata["title"][0]
     with admin.step("rdm-search") as page:
         phrase = quote('"' + title + '"')
@@ -232,9 +244,9 @@ def test_08_rdm_search_finds_a_harvested_record(
 
 
 def test_09_rdm_landing_page(
-    admin: Browser, rdm_site: RunningSite, journey_corpus: Corpus, journey: dict
+    admin: Browser, rdm_site: RunningSite, journey_corpus: Corpus, journey: Journey
 ) -> None:
-    identifier, pid = journey["record"]
+    identifier, pid = journey.needs("record")
     source = journey_corpus.get(identifier).metadata
     with admin.step("rdm-landing-page") as page:
         admin.goto(f"/administration/oai-harvested-records/{HARVESTER}/{identifier}")
@@ -248,8 +260,8 @@ def test_09_rdm_landing_page(
 
 
 # -- Administration -> Jobs: schedule, the scheduler's run -----------------------------------
-def test_10_schedule_in_jobs(admin: Browser, rdm_site: RunningSite, journey: dict) -> None:
-    job_id = rdm_site.api("GET", f"/api/oai-harvest/harvesters/{HARVESTER}").json()["job"]["id"]
+def test_10_schedule_in_jobs(admin: Browser, rdm_site: RunningSite, journey: Journey) -> None:
+    job_id = journey.needs("harvester")["job"]["id"]
     with admin.step("schedule-job", expect=[JOBS_UNDEFINED_LINK]) as page:
         admin.goto("/administration/jobs")
         row = page.locator("tr", has_text="OAI-PMH harvest: Journey")
@@ -265,7 +277,6 @@ def test_10_schedule_in_jobs(admin: Browser, rdm_site: RunningSite, journey: dic
     assert job["schedule"]["type"] == "interval" and job["schedule"]["minutes"] == 1, job
     assert job["active"] is True
     journey["job_id"] = job_id
-    journey["scheduled_at"] = time.time()
 
 
 def test_11_jobs_list_shows_the_next_run(admin: Browser) -> None:
@@ -279,9 +290,9 @@ def test_11_jobs_list_shows_the_next_run(admin: Browser) -> None:
 
 
 # -- the run's log, a failed run -------------------------------------------------------------
-def test_12_run_log_on_its_page(admin: Browser, journey: dict) -> None:
+def test_12_run_log_on_its_page(admin: Browser, journey: Journey) -> None:
     with admin.step("run-log") as page:
-        admin.goto(f"/administration/runs/{journey['run_id']}")
+        admin.goto(f"/administration/runs/{journey.needs('run_id')}")
         log = page.locator("#admin-main-content")
         wait_until(
             lambda: re.search(r"\[\d{4}-\d\d-\d\d \d\d:\d\d\]", log.inner_text()), timeout=30
@@ -327,11 +338,11 @@ def test_13_failed_run_on_the_harvester_page(admin: Browser, rdm_site: RunningSi
 
 
 def test_14_the_scheduler_starts_a_run(
-    admin: Browser, rdm_site: RunningSite, journey: dict
+    admin: Browser, rdm_site: RunningSite, journey: Journey
 ) -> None:
     """celery beat (invenio-jobs' RunScheduler) reads the schedules every 3 minutes; the
     job's interval (1 minute) is over by then."""
-    assert "scheduled_at" in journey, "the job was not scheduled"
+    job_id = journey.needs("job_id")  # scheduled in Administration -> Jobs
 
     def scheduled_run():
         for run in runs_of(rdm_site, HARVESTER):
@@ -346,12 +357,14 @@ def test_14_the_scheduler_starts_a_run(
             assert run["errored_entries"] == 0
             admin.goto(f"/administration/oai-harvesters/{HARVESTER}")
             page.locator("#oai-harvester-jobs").wait_for()
-            assert "every" in page.inner_text("#oai-harvester-jobs")
+            assert "every 1 minute" in page.inner_text("#oai-harvester-jobs")
+            latest = page.locator("#oai-harvester-runs tbody tr").first.inner_text()
+            assert "Scheduled run" in latest and "SUCCESS" in latest, latest
     finally:
         # No more runs every minute while the journey goes on.
         rdm_site.api(
             "PUT",
-            f"/api/jobs/{journey['job_id']}",
+            f"/api/jobs/{job_id}",
             json={"title": "OAI-PMH harvest: Journey", "active": True, "schedule": None,
                   "task": f"harvest_oaipmh_records_{HARVESTER}"},
         )  # fmt: skip
