@@ -237,3 +237,7 @@ OAI_HARVESTER_PREVIEW_MAX_LIMIT = 10000
 
 OAI_HARVESTER_PREVIEW_DIFFS = 20
 """Per-record changes (field diffs, errors) a preview's report lists; the counts cover all."""
+
+OAI_HARVESTER_RUN_LOG_INTERVAL = 60.0
+"""Seconds between the progress lines a run logs (the log on its page in Administration →
+Jobs); a run also logs its windows, each batch's failures grouped by reason and its end."""

@@ -7,7 +7,11 @@ This module may import the engine; the engine never imports it (it receives
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +26,7 @@ from .harvest.assembly import make_writer, run_harvest
 from .harvest.counts import describe_error
 from .harvest.fanout import write_subtask
 from .harvest.results import RunOutcome
+from .harvest.stopping import RunStopped, StopSignal, end_run_cancelled
 from .harvest.window import SinceSource
 from .signals import harvest_finished
 
@@ -74,6 +79,7 @@ def harvest_oaipmh_records(
     force, retry_errors, purge, forget), as ``arguments.RunArgumentsSchema`` names them.
     """
     run_id = _current_run_id()
+    stop = StopSignal(run_id)
     try:
         # Arguments can arrive past every form (a job's stored custom arguments): the same
         # schema, the identifier cap included, holds here too.
@@ -86,18 +92,26 @@ def harvest_oaipmh_records(
                 **kinds,
             }
         )
-        summary = run_harvest(
-            harvester_id,
-            since=_parse_since(since),
-            since_source=SinceSource(since_source),
-            full=bool(full),
-            identifiers=identifiers or None,
-            run_id=run_id,
-            write_mode=write_mode,
-            enqueue_batch=enqueue_batch,
-            confirm=confirm,
-            **{name: bool(value) for name, value in kinds.items()},
-        )
+        with stop_on_terminate(stop):
+            summary = run_harvest(
+                harvester_id,
+                since=_parse_since(since),
+                since_source=SinceSource(since_source),
+                full=bool(full),
+                identifiers=identifiers or None,
+                run_id=run_id,
+                write_mode=write_mode,
+                enqueue_batch=enqueue_batch,
+                confirm=confirm,
+                stop=stop,
+                **{name: bool(value) for name, value in kinds.items()},
+            )
+    except RunStopped as stopped:
+        db.session.rollback()
+        current_app.logger.warning("Harvester %s: %s", harvester_id, stopped)
+        end_run_cancelled(run_id, str(stopped))
+        _announce(harvester_id, run_id, RunOutcome.CANCELLED, None, str(stopped))
+        return {"harvester_id": harvester_id, "stopped": str(stopped)}
     except Exception as error:
         db.session.rollback()
         _announce(harvester_id, run_id, RunOutcome.FAILED, None, describe_error(error))
@@ -109,6 +123,33 @@ def harvest_oaipmh_records(
         raise TaskExecutionPartialError(message=message, errored_entries_count=0)
     _announce(harvester_id, run_id, summary.outcome, summary, None)
     return {"harvester_id": harvester_id, "summary": summary.describe()}
+
+
+@contextmanager
+def stop_on_terminate(stop: StopSignal) -> Iterator[None]:
+    """In a prefork pool process, SIGTERM stops the run at its next batch.
+
+    Stop in Administration → Jobs revokes the task with terminate, which sends SIGTERM to
+    the pool process that runs it; left to its default, the process would raise SystemExit
+    wherever the harvest is, halfway through a batch, and invenio-jobs would leave the run
+    CANCELLING. Only pool processes are covered: SIGTERM to a worker's main process (solo
+    pool, warm shutdown) keeps its meaning.
+    """
+    from billiard.process import current_process
+
+    in_pool_process = current_process().name.startswith("ForkPoolWorker")
+    if not in_pool_process or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    signal.signal(
+        signal.SIGTERM, lambda signum, frame: stop.signal("the worker was told to end the task")
+    )
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def enqueue_batch(subtask_run_id: str, queue: str | None) -> None:

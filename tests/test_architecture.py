@@ -7,7 +7,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "oarepo_oaipmh_harvester"
 ROOT = PACKAGE.name
-MAX_LINES = 400
+MAX_LINES = 450
 
 
 def _module_name(path: Path) -> str:

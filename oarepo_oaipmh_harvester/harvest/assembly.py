@@ -27,7 +27,9 @@ from .memory import run_scope
 from .preview import PreviewReport
 from .results import HarvestSummary, ProgressCallback
 from .run import HarvestRun
+from .run_log import RunLog
 from .settings import HarvestSettings
+from .stopping import StopSignal
 from .targets import TargetOptions, adapter_for
 from .window import SinceSource
 from .writer import RecordWriter
@@ -157,9 +159,13 @@ def run_harvest(
     preview: PreviewReport | None = None,
     write_mode: str | None = None,
     enqueue_batch: Enqueue | None = None,
+    stop: StopSignal | None = None,
 ) -> HarvestSummary:
     """Run one harvest of a stored harvester in this process (the arguments: see
     :meth:`.run.HarvestRun.execute`).
+
+    `stop` tells the run to stop between batches; by default a run of invenio-jobs stops
+    when its run is set CANCELLING (Stop in Administration → Jobs).
 
     `write_mode` ("local" or "celery") overrides OAI_HARVESTER_WRITE_MODE for this run;
     batches are handed to workers only in a run of invenio-jobs, through `enqueue_batch`.
@@ -173,6 +179,8 @@ def run_harvest(
         raise ValueError("A purge cannot be previewed; it removes the harvester's records.")
     # Runs outside invenio-jobs still need an id: reconciliation tells seen rows by it.
     is_jobs_run = run_id is not None and db.session.get(Run, run_id) is not None
+    if stop is None:
+        stop = StopSignal(run_id if is_jobs_run else None)
     run_id = run_id or uuid.uuid4()
     writer = make_writer(harvester.id, run_id, settings)
     dispatcher = None
@@ -227,6 +235,10 @@ def run_harvest(
             progress=progress or progress_listener.get(),
             dispatcher=dispatcher,
             preview=preview,
+            stop=stop,
+            # The application's logger: invenio-jobs shows what it receives during a run on
+            # the run's page.
+            run_log=RunLog(current_app.logger, harvester.id, interval=settings.run_log_interval),
         ).execute(
             since=since,
             since_source=since_source,

@@ -23,6 +23,7 @@ class RunOutcome(enum.Enum):
     SUCCESS = "SUCCESS"
     PARTIAL_SUCCESS = "PARTIAL_SUCCESS"
     FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
 
 
 @dataclass

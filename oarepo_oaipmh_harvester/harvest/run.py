@@ -32,7 +32,9 @@ from .preview import PreviewReport
 from .reconcile import Reconciler, reconciles_after_full
 from .repairs import RepairRuns
 from .results import HarvestProgress, HarvestSummary, ProgressCallback
+from .run_log import RunLog
 from .settings import HarvestSettings
+from .stopping import RunStopped, StopSignal
 from .window import (
     HarvestWindow,
     Scope,
@@ -81,6 +83,8 @@ class HarvestRun(RepairRuns):
         progress: ProgressCallback | None = None,
         dispatcher: BatchDispatcher | None = None,
         preview: PreviewReport | None = None,
+        stop: StopSignal | None = None,
+        run_log: RunLog | None = None,
     ) -> None:
         self.harvester = harvester
         # Plain copies: the ORM object expires on every batch commit, and the prefetch
@@ -105,6 +109,9 @@ class HarvestRun(RepairRuns):
         self._written = 0
         self._analyze_at = ANALYZE_FIRST_AFTER
         self._deadline = time.monotonic() + settings.max_run_seconds
+        self.stop = stop or StopSignal(None)
+        self.run_log = run_log or RunLog(log, harvester.id)
+        self._summary: HarvestSummary | None = None
 
     def execute(
         self,
@@ -132,6 +139,7 @@ class HarvestRun(RepairRuns):
         harvester_id = self.harvester.id
         self.writer.force = force
         summary = HarvestSummary(harvester_id=harvester_id, window=None)
+        self._summary = summary
         if reindex:
             self._reindex(summary)
             return self._finish(summary)
@@ -168,14 +176,12 @@ class HarvestRun(RepairRuns):
             for scope in scopes
         }
         for scope, window in windows.items():
-            log.info(
-                "Harvester %s: %s, window %s", harvester_id, scope.describe(), window.describe()
-            )
+            self.run_log.info(f"{scope.describe()}, window {window.describe()}")
         summary.window = windows[scopes[0]]
         summary.warnings.extend(scope_changes(stored, scopes))
         clock_problem = summary.window.clock_problem
         if clock_problem:
-            log.warning("Harvester %s: %s", harvester_id, clock_problem)
+            self.run_log.warning(clock_problem)
             summary.warnings.append(clock_problem)
         is_full = all(window.is_full for window in windows.values())
         wants_reconcile = reconcile_only or reconciles_after_full(
@@ -217,6 +223,8 @@ class HarvestRun(RepairRuns):
 
     def _finish(self, summary: HarvestSummary) -> HarvestSummary:
         summary.requests = self.client.request_count
+        if self.preview is None:
+            self.run_log.finished(summary)
         if (summary.warnings or summary.counts.notices) and self._run_row is not None:
             # A successful run keeps this message; a partial one gets summary.message().
             db.session.execute(
@@ -293,6 +301,12 @@ class HarvestRun(RepairRuns):
             counters_behind = True
             batch_counts = self.writer.write_batch(batch, on_commit=save_counters_with_batch)
             summary.counts.add(batch_counts)
+            if self.preview is None:
+                self.run_log.batch_written(
+                    batch_counts,
+                    summary.counts,
+                    getattr(self._stream, "complete_list_size", None),
+                )
             self._keep_statistics_fresh(batch_counts.total - batch_counts.unchanged)
             # A batch that wrote nothing (all unchanged) had no transaction to carry the
             # counters: they are saved on their own, at most every few seconds.
@@ -304,29 +318,49 @@ class HarvestRun(RepairRuns):
             self._save_run_counters(summary)
 
     def _dispatch(self, summary: HarvestSummary, batches: Iterable[list[OAIRecord]]) -> None:
-        unchanged = 0
-        for batch in batches:
-            self._check_bounds()
-            changed, unchanged_ids = self.writer.split_unchanged(batch)
-            if unchanged_ids:
-                # Counted and (for reconciliation) marked here: no worker needs to see them.
-                unchanged += len(unchanged_ids)
-                if self.writer.marks_unchanged_as_seen:
-                    self.writer.tracking.mark_seen(unchanged_ids)
-                self.dispatcher.add_to_total(len(unchanged_ids))
-            if changed:
-                self.dispatcher.dispatch(changed)
-                self._keep_statistics_fresh(len(changed))
-        summary.counts.add(self.dispatcher.wait(verify_lock=self.lock.verify))
+        unchanged = read = 0
+        try:
+            for batch in batches:
+                self._check_bounds()
+                changed, unchanged_ids = self.writer.split_unchanged(batch)
+                if unchanged_ids:
+                    # Counted and (for reconciliation) marked here: no worker needs them.
+                    unchanged += len(unchanged_ids)
+                    if self.writer.marks_unchanged_as_seen:
+                        self.writer.tracking.mark_seen(unchanged_ids)
+                    self.dispatcher.add_to_total(len(unchanged_ids))
+                if changed:
+                    self.dispatcher.dispatch(changed)
+                    self._keep_statistics_fresh(len(changed))
+                read += len(batch)
+                self.run_log.progress(
+                    f"{read} records read, {unchanged} of them unchanged; the changed ones "
+                    f"are written by workers"
+                )
+        except RunStopped as stopped:
+            # The batches handed out are written or cancelled before the run ends; the wait
+            # ends in RunStopped, with what the workers wrote counted.
+            reason = stopped.reason
+            self.dispatcher.wait(verify_lock=self.lock.verify, stop=lambda: reason)
+            raise
+        summary.counts.add(
+            self.dispatcher.wait(verify_lock=self.lock.verify, stop=self._stop_reason)
+        )
         summary.counts.unchanged += unchanged
         self._report(summary)
 
     def _check_bounds(self) -> None:
         """Before each batch: the run still holds its lock (a run that lost it must not write
-        beside another) and is within its time."""
+        beside another), is within its time and was not asked to stop."""
         self.lock.verify()
         if time.monotonic() > self._deadline:
             raise RunTooLong(self.harvester_id, self.settings.max_run_seconds)
+        reason = self._stop_reason()
+        if reason:
+            raise RunStopped(reason, self._summary.counts.total if self._summary else 0)
+
+    def _stop_reason(self) -> str | None:
+        return None if self.preview is not None else self.stop.reason()
 
     def _keep_statistics_fresh(self, written: int) -> None:
         """Refresh the tracking table's statistics each time this run has doubled its writes."""

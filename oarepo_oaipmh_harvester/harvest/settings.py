@@ -50,6 +50,7 @@ class HarvestSettings:
     retry_max_attempts: int
     retry_backoff: float
     preview_diffs: int
+    run_log_interval: float
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> HarvestSettings:
@@ -91,6 +92,7 @@ class HarvestSettings:
             retry_max_attempts=int(config["OAI_HARVESTER_RETRY_MAX_ATTEMPTS"]),
             retry_backoff=float(config["OAI_HARVESTER_RETRY_BACKOFF"]),
             preview_diffs=int(config["OAI_HARVESTER_PREVIEW_DIFFS"]),
+            run_log_interval=float(config["OAI_HARVESTER_RUN_LOG_INTERVAL"]),
         )
 
     def user_agent_for(self, harvester_id: str | None) -> str:

@@ -135,23 +135,46 @@ class HarvesterService(HarvesterAccessMixin, Service):
         )
 
     # -- validation ------------------------------------------------------------------------
-    def _load(self, identity: Any, data: dict) -> dict:
+    def _validated(
+        self,
+        identity: Any,
+        data: dict,
+        *,
+        check: bool | None,
+        provider_fields_changed: Callable[[dict], bool] = lambda loaded: True,
+    ) -> dict:
+        """The harvester as it will be stored, or every problem with it at once.
+
+        The provider is asked (unless `check` is False or the fields it answers for did not
+        change) whenever those fields themselves are valid, so that an operator who got the
+        target wrong hears in the same answer that the prefix or a set is wrong too.
+        """
         try:
             loaded, _ = self.schema.load(data, context={"identity": identity})
+            errors: dict[str, list[str]] = {}
         except ValidationError as error:
-            raise HarvesterValidationError(flatten_messages(error.messages)) from None
+            loaded = error.valid_data or {}
+            errors = flatten_messages(error.messages)
+        provider_fields_valid = all(name not in errors for name in PREFLIGHT_FIELDS)
+        if provider_fields_valid and provider_fields_changed(loaded):
+            errors = {**self._provider_errors(loaded, check), **errors}
+        if errors:
+            raise HarvesterValidationError(errors)
         return apply_defaults(loaded)
 
-    def _preflight(self, loaded: dict, check: bool | None) -> None:
-        """Ask the provider whether it can serve this configuration; refuse it if not."""
+    def _provider_errors(self, loaded: dict, check: bool | None) -> dict[str, list[str]]:
+        """What the provider says is wrong with this configuration (the preflight check)."""
         if check is None:
             check = current_app.config["OAI_HARVESTER_PREFLIGHT_CHECK"]
         if not check:
-            return
+            return {}
         try:
-            check_provider(loaded["base_url"], loaded["metadata_prefix"], loaded["setspecs"])
+            check_provider(
+                loaded["base_url"], loaded["metadata_prefix"], loaded.get("setspecs") or []
+            )
         except PreflightError as error:
-            raise HarvesterValidationError(error.errors) from None
+            return error.errors
+        return {}
 
     # -- harvesters ------------------------------------------------------------------------
     def read(self, identity: Any, harvester_id: str) -> HarvesterItem:
@@ -202,10 +225,9 @@ class HarvesterService(HarvesterAccessMixin, Service):
         Its invenio-jobs job type is registered after the commit.
         """
         self.require_permission(identity, "create")
-        loaded = self._load(identity, data)
+        loaded = self._validated(identity, data, check=check)
         if db.session.get(OAIHarvester, loaded["id"]) is not None:
             raise HarvesterAlreadyExists(loaded["id"])
-        self._preflight(loaded, check)
         harvester = OAIHarvester(**loaded)
         uow.register(ModelCommitOp(harvester))
         # The job exists from the start, so that an admin schedules this one in
@@ -235,9 +257,14 @@ class HarvesterService(HarvesterAccessMixin, Service):
             raise HarvesterValidationError({"id": ["The id of a harvester cannot change."]})
         current = {name: getattr(harvester, name) for name in EDITABLE_FIELDS}
         merged = {**current, **{k: v for k, v in data.items() if k != "id"}}
-        loaded = self._load(identity, {**merged, "id": harvester_id})
-        if any(loaded[name] != current[name] for name in PREFLIGHT_FIELDS):
-            self._preflight(loaded, check)
+        loaded = self._validated(
+            identity,
+            {**merged, "id": harvester_id},
+            check=check,
+            provider_fields_changed=lambda loaded: any(
+                loaded.get(name) != current[name] for name in PREFLIGHT_FIELDS
+            ),
+        )
         for name in EDITABLE_FIELDS:
             setattr(harvester, name, loaded[name])
         uow.register(ModelCommitOp(harvester))

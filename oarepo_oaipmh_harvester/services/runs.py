@@ -36,6 +36,7 @@ from ..harvest.lock import HarvesterBusy, holder_of
 from ..harvest.preview import PreviewReport
 from ..harvest.results import ProgressCallback
 from ..harvest.window import SinceSource, since_source_of
+from ..text import without_traceback
 from .access import HarvesterAccessMixin, flatten_messages, is_user, link_args
 from .errors import HarvesterValidationError, HarvestRunInProgress, HarvestRunNotFound
 from .jobs import active_run, job_of, new_job, runs_query
@@ -67,6 +68,7 @@ class RunView:
     @classmethod
     def of(cls, run: Run, harvester_id: str) -> RunView:
         columns = {f.name: getattr(run, f.name) for f in fields(cls) if f.name != "harvester_id"}
+        columns["message"] = without_traceback(columns["message"])
         return cls(harvester_id=harvester_id, **columns)
 
 

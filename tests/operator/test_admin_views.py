@@ -46,6 +46,14 @@ def test_menu_lists_both_views(as_admin, harvesters):
     assert f"{PANEL}/jobs" in links  # the harvesters' jobs are scheduled there
 
 
+def test_the_jobs_pages_of_invenio_jobs_render_with_the_next_run_field(as_admin, harvesters):
+    """invenio-jobs' own list and detail pages build their columns from its JobSchema, to
+    which this plugin adds `next_run`."""
+    page(as_admin, f"{PANEL}/jobs")
+    job_id = as_admin.get("/api/oai-harvest/harvesters/a").json["job"]["id"]
+    page(as_admin, f"{PANEL}/jobs/{job_id}")
+
+
 def test_harvester_list_page_and_the_search_it_makes(as_admin, harvesters):
     tree = page(as_admin, f"{PANEL}/oai-harvesters")
     assert "OAI-PMH harvesters" in tree.findtext(".//h1")

@@ -165,3 +165,39 @@ def test_counters_of_a_run_include_a_reconciliation_of_several_batches(
     # 47 unchanged, then 3 removals in two reconciliation batches (2 + 1)
     assert (run.total_entries, run.updated_entries, run.errored_entries) == (50, 3, 0)
     assert live_local_count() == 47
+
+
+def test_a_scheduled_job_says_when_it_runs_next(app, db, provider):
+    """Administration → Jobs shows `next_run` of invenio-jobs' job API ("Next run: -" else)."""
+    from datetime import timedelta
+
+    from invenio_jobs.proxies import current_jobs_service
+
+    make_harvester(provider.base_url)
+    job_id = create_job(schedule={"type": "interval", "hours": 6})
+    job = current_jobs_service.read(system_identity, job_id).to_dict()
+    scheduled_at = datetime.fromisoformat(job["updated"])
+    assert datetime.fromisoformat(job["next_run"]) == scheduled_at + timedelta(hours=6)
+
+    run = start_run(job_id)  # the next run counts from the last one
+    job = current_jobs_service.read(system_identity, job_id).to_dict()
+    next_run = datetime.fromisoformat(job["next_run"])
+    assert next_run == run.created.replace(tzinfo=UTC) + timedelta(hours=6)
+    listed = current_jobs_service.search(system_identity, {"q": ""}).to_dict()
+    assert [hit["next_run"] for hit in listed["hits"]["hits"] if hit["id"] == job_id] == [
+        job["next_run"]
+    ]
+
+    crontab = {"type": "crontab", "minute": "0", "hour": "3"}
+    current_jobs_service.update(system_identity, job_id, {**_editable(job), "schedule": crontab})
+    next_run = datetime.fromisoformat(
+        current_jobs_service.read(system_identity, job_id).to_dict()["next_run"]
+    )
+    assert (next_run.hour, next_run.minute) == (3, 0)
+
+    current_jobs_service.update(system_identity, job_id, {**_editable(job), "active": False})
+    assert current_jobs_service.read(system_identity, job_id).to_dict()["next_run"] is None
+
+
+def _editable(job: dict) -> dict:
+    return {key: job[key] for key in ("title", "task", "active", "schedule") if key in job}
