@@ -129,6 +129,7 @@ def site_providers(journey_corpus, stop_corpus, fork_corpus):
 RELEASES_USED = pytest.StashKey[list[str]]()
 
 
+@pytest.hookimpl(trylast=True)  # after -k and -m have deselected
 def pytest_collection_modifyitems(config, items) -> None:
     """The releases whose sites the selected tests use (only those are built)."""
     used: list[str] = []
@@ -175,13 +176,11 @@ def rdm_site(release, site_builds, search_server, site_providers) -> Iterator[Ru
     setup = SiteSetup(site)
     served = ServedSite(site, settings)
     setup.reset(search_url)
-    setup.run()
-    # InvenioRDM's fixtures are queued with no worker running, as a site's setup does; the
-    # prefork worker then starts with a backlog (round 1 of the fork check).
-    setup.fixtures()
-    token, session_cookie = setup.admin_credentials()
     fork = ForkSafety()
-    with served:
+    with setup, served:
+        # InvenioRDM's fixtures are queued with no worker running, as a site's setup does; the
+        # prefork worker then starts with a backlog (round 1 of the fork check).
+        token, session_cookie = setup.run()
         running = RunningSite(
             release=release,
             site=site,
@@ -202,7 +201,8 @@ def rdm_site(release, site_builds, search_server, site_providers) -> Iterator[Ru
         # Round 2: a harvest and other modules' tasks queued while no worker runs; a new
         # worker (new forked children) starts on them.
         with site.timings.phase("worker: harvest with other tasks"):
-            _harvest_round(running, site_providers["fork"].base_url)
+            _harvest_round(running, setup, site_providers["fork"].base_url)
+        setup.close()
         served.start_beat()
         yield running
 
@@ -253,7 +253,7 @@ def _first_requests(running: RunningSite) -> None:
     running.fork.first_request_errors = errors
 
 
-def _harvest_round(running: RunningSite, provider_url: str) -> None:
+def _harvest_round(running: RunningSite, setup: SiteSetup, provider_url: str) -> None:
     served, fork = running.served, running.fork
     served.stop("worker")
     created = running.api(
@@ -278,8 +278,9 @@ def _harvest_round(running: RunningSite, provider_url: str) -> None:
     if started.status_code not in (200, 201, 202):
         fork.problems.append(f"starting the run: {started.status_code} {started.text}")
         return
-    # Other modules' tasks: InvenioRDM's licenses vocabulary loaded again (one task per entry).
-    running.site.invenio("rdm-records", "add-to-fixture", "licenses", log="setup")
+    # Other modules' tasks: a vocabulary of InvenioRDM loaded again (one task per entry); the
+    # records the harvest publishes add RDM's own (a PID task per record).
+    setup.invenio("rdm-records", "add-to-fixture", "relationtypes")
     log = served.start_worker()
     fork.harvest_round = served.wait_for_tasks(log)
     runs = running.api("GET", f"/api/oai-harvest/harvesters/{FORK_CHECK_HARVESTER}/runs").json()

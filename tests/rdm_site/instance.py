@@ -15,6 +15,8 @@ made new for every test session.
 
 from __future__ import annotations
 
+import configparser
+import csv
 import hashlib
 import json
 import os
@@ -23,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -50,9 +52,12 @@ MANAGER_PASSWORD = "harvest-manager"
 
 # The vocabularies of InvenioRDM's fixtures that are cut to a few entries (an instance's own
 # app_data/vocabularies.yaml wins over the packaged one): all of them would be about 15,800
-# Celery tasks (7,847 languages, 6,585 ORCID names, 706 programming languages), 15 minutes
-# here. The harvested records use the languages below; the other vocabularies load in full.
+# Celery tasks (7,847 languages, 6,585 ORCID names, 706 programming languages, 419 licenses),
+# 15 minutes here. The harvested records use these languages and CC BY 4.0; the other
+# vocabularies (resource types, roles, title, description, date and relation types, ...)
+# load in full: about 240 tasks.
 LANGUAGES = ("eng", "ces", "deu", "fra", "spa", "ita", "pol", "slk")
+LICENSES = ("cc-by-4.0", "cc-by-sa-4.0", "cc-by-nc-4.0", "cc0-1.0", "mit", "apache-2.0")
 PROGRAMMING_LANGUAGES = ("python", "javascript")
 
 
@@ -88,6 +93,7 @@ class Timings:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.phases: dict[str, float] = {}
+        self.load: dict[str, float] = {}
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -96,8 +102,13 @@ class Timings:
             yield
         finally:
             self.phases[name] = round(time.monotonic() - started, 1)
+            # The machine's load when the phase ended: the same phase takes twice as long
+            # when other work shares the two cores.
+            self.load[name] = round(os.getloadavg()[0], 1)
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(json.dumps(self.phases, indent=2) + "\n")
+            self.path.write_text(
+                json.dumps({"seconds": self.phases, "load average": self.load}, indent=2) + "\n"
+            )
 
 
 def _digest(*parts: bytes | str) -> str:
@@ -178,6 +189,7 @@ class Site:
         with path.open("a") as output:
             output.write(f"$ {' '.join(command)}\n")
             output.flush()
+            started = time.monotonic()
             completed = subprocess.run(
                 command,
                 cwd=cwd or self.instance,
@@ -188,6 +200,9 @@ class Site:
                 timeout=timeout,
             )
             output.write(completed.stdout)
+            output.write(
+                f"# {time.monotonic() - started:.1f} s, exit code {completed.returncode}\n"
+            )
         if completed.returncode != 0:
             tail = "\n".join(completed.stdout.splitlines()[-40:])
             raise StepFailed(f"{' '.join(command)} failed ({completed.returncode}):\n{tail}")
@@ -198,12 +213,20 @@ class Site:
 
     # -- the virtualenv ------------------------------------------------------------------------
     def _venv_digest(self) -> str:
-        # What the resolver sees: the release, the plugin's declared dependencies, Python.
+        # What the resolver sees: the release, the plugin's declared dependencies, Python
+        # (a new entry point only installs the plugin again).
+        metadata = configparser.ConfigParser(interpolation=None)
+        metadata.read(PROJECT_ROOT / "setup.cfg")
+        dependencies = [
+            metadata.get("options", "python_requires", fallback=""),
+            metadata.get("options", "install_requires", fallback=""),
+            json.dumps(dict(metadata["options.extras_require"]), sort_keys=True),
+        ]
         return _digest(
             self.release.requirement,
             str(self.release.plugin_without_dependencies),
             sys.version.split()[0],
-            (PROJECT_ROOT / "setup.cfg").read_bytes(),
+            *dependencies,
         )
 
     def ensure_venv(self) -> None:
@@ -275,7 +298,6 @@ class Site:
             "SEARCH_INDEX_PREFIX": self.release.index_prefix,
             "SITE_UI_URL": settings.url,
             "SITE_API_URL": f"{settings.url}/api",
-            "APP_ALLOWED_HOSTS": ["127.0.0.1", "localhost"],
             "TRUSTED_HOSTS": ["127.0.0.1", "localhost"],
             "BROKER_URL": redis,
             "CELERY_BROKER_URL": redis,
@@ -332,6 +354,7 @@ class Site:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         cut = {
             "languages": ("lng", "languages.yaml", LANGUAGES),
+            "licenses": ("lic", "licenses.csv", LICENSES),
             "code:programmingLanguages": (
                 "pl", "contrib/codemeta/programming_languages.yaml", PROGRAMMING_LANGUAGES,
             ),
@@ -340,14 +363,23 @@ class Site:
         listing: dict[str, dict[str, str]] = {}
         for vocabulary, (pid_type, source, ids) in cut.items():
             path = fixtures / "vocabularies" / source
-            with path.open(encoding="utf-8") as stream:
-                entries = [
-                    entry for entry in yaml.load(stream, Loader=loader) or [] if entry["id"] in ids
-                ]
+            name = f"vocabularies/{vocabulary.replace(':', '_')}{path.suffix}"
+            if path.suffix == ".csv":
+                with path.open(encoding="utf-8", newline="") as stream:
+                    rows = list(csv.reader(stream))
+                entries = [row for row in rows[1:] if row[0] in ids]
+                with (app_data / name).open("w", encoding="utf-8", newline="") as stream:
+                    csv.writer(stream).writerows([rows[0], *entries])
+            else:
+                with path.open(encoding="utf-8") as stream:
+                    entries = [
+                        entry
+                        for entry in yaml.load(stream, Loader=loader) or []
+                        if entry["id"] in ids
+                    ]
+                (app_data / name).write_text(yaml.safe_dump(entries, allow_unicode=True))
             if len(entries) != len(ids):
                 raise StepFailed(f"{source} lacks some of {ids}")
-            name = f"vocabularies/{vocabulary.replace(':', '_')}.yaml"
-            (app_data / name).write_text(yaml.safe_dump(entries, allow_unicode=True))
             listing[vocabulary] = {"pid-type": pid_type, "data-file": name}
         (app_data / "vocabularies.yaml").write_text(yaml.safe_dump(listing))
         users = [
@@ -394,30 +426,38 @@ class Site:
                 parts += [str(path.relative_to(own_assets)), path.read_bytes()]
         return _digest(*parts)
 
-    def ensure_assets(self) -> None:
-        """``invenio collect`` and the webpack build, with the release's npm lock; kept while
-        the bundles, the lock and the plugin's own assets are the same."""
+    def assets_built(self) -> bool:
         stamp = self.instance / "assets-built-from"
         manifest = self.instance / "static" / "dist" / "manifest.json"
-        digest = self._assets_digest()
-        if manifest.exists() and stamp.exists() and stamp.read_text() == digest:
+        return manifest.exists() and stamp.exists() and stamp.read_text() == self._assets_digest()
+
+    def ensure_assets(self, before_build: Callable[[], None] | None = None) -> None:
+        """``invenio collect``, the webpack project with the release's npm lock installed, and
+        the webpack build; kept while the bundles, the lock and the plugin's own assets are
+        the same. `before_build` is called before the (CPU-bound) build starts: builds of
+        several releases take turns there."""
+        if self.assets_built():
             return
         if not self.lock_file().exists():
             raise StepFailed(
                 f"No npm lock for {self.release.key}: generate it once with "
                 f"`.venv/bin/python -m tests.rdm_site.instance lock {self.release.key}`"
             )
+        digest = self._assets_digest()
         with self.timings.phase("invenio collect"):
             self.invenio("collect", "-v", log="assets")
         with self.timings.phase("invenio webpack create"):
             self.create_webpack_project()
         with self.timings.phase("npm ci (lock file)"):
             self.npm_ci()
+        if before_build is not None:
+            before_build()
         with self.timings.phase("invenio webpack build"):
             self.invenio("webpack", "build", log="assets")
+        manifest = self.instance / "static" / "dist" / "manifest.json"
         if not manifest.exists():
             raise StepFailed(f"The webpack build wrote no manifest; see {self.logs}/assets.log")
-        stamp.write_text(digest)
+        (self.instance / "assets-built-from").write_text(digest)
 
     @property
     def assets(self) -> Path:
@@ -485,9 +525,9 @@ class Site:
 
 class SiteBuilds:
     """Every release's virtualenv and assets, built in the background from the moment the
-    first site is asked for: the pip installs side by side (mostly waiting for the network),
-    the asset builds one after the other (webpack wants the CPU), each release's as soon as its
-    virtualenv is there. The first site is set up and tested while the next one builds."""
+    first site is asked for: the pip installs and the npm installs side by side (mostly waiting
+    for the network), the webpack builds one after the other in the order of the releases (they
+    want the CPU). The first site is set up and tested while the next one builds."""
 
     def __init__(self, sites: dict[str, tuple[Site, SiteSettings]]) -> None:
         self.sites = sites
@@ -506,9 +546,12 @@ class SiteBuilds:
     @staticmethod
     def _build(site: Site, venv: Future[None], previous: Future[None] | None) -> None:
         venv.result()
-        if previous is not None:
-            wait([previous])  # its failure is its own site's to report
-        site.ensure_assets()
+
+        def after_previous() -> None:
+            if previous is not None:
+                wait([previous])  # its failure is its own site's to report
+
+        site.ensure_assets(before_build=after_previous)
 
     def ready(self, key: str) -> tuple[Site, SiteSettings]:
         """The release's site once its virtualenv and assets are built (or their error)."""
@@ -521,10 +564,16 @@ class SiteBuilds:
 
 class SiteSetup:
     """The commands an operator runs to set a site up (invenio-cli's ``services setup`` for
-    InvenioRDM 14 and 15), on a database, a Redis database and indices made new."""
+    InvenioRDM 14 and 15), on a database, a Redis database and indices made new.
+
+    While it is open, ``invenio rpc-server`` (invenio-app's server that runs CLI commands in
+    one application) serves the commands: the application boots once instead of once per
+    command (about 9 s of CPU each here)."""
 
     def __init__(self, site: Site) -> None:
         self.site = site
+        self.socket_path = site.instance / "rpc.sock"
+        self._server: subprocess.Popen | None = None
 
     def reset(self, search_url: str) -> None:
         """Nothing left of an earlier session: the database, the Redis database (broker,
@@ -548,74 +597,92 @@ class SiteSetup:
         requests.delete(f"{search_url}/_data_stream/{prefix}*", timeout=60)
         requests.delete(f"{search_url}/_index_template/{prefix}*", timeout=60)
 
-    def run(self) -> None:
-        """invenio-cli's setup steps: tables; then, side by side (each command boots the
-        application, about 8 s here), the indices with the custom fields, the files location
-        with the admin role, and the application's fixtures with the message queues and the
-        plugin's migrations."""
+    def __enter__(self) -> SiteSetup:
+        with self.site.timings.phase("invenio rpc-server start"):
+            self._server = self._start_rpc_server(self.socket_path)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the RPC server (the setup's commands are done)."""
+        if self._server is None:
+            return
+        self._server.terminate()  # it stops on SIGTERM and removes its socket
+        try:
+            self._server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self._server.kill()
+            self._server.wait()
+        self._server = None
+
+    def invenio(self, *command: str) -> str:
+        """``invenio <command>``, run by the RPC server; its output."""
+        return self.site.invenio(
+            "rpc-server", "send", "--socket", str(self.socket_path), *command, log="setup"
+        )
+
+    def run(self) -> tuple[str, str]:
+        """invenio-cli's setup steps for InvenioRDM 14 and 15, then ``invenio rdm-records
+        fixtures`` (the users of app_data/users.yaml, InvenioRDM's vocabularies queued as
+        Celery tasks: no worker runs yet) and the administrator's personal access token.
+        Returns the token and a session cookie of the administrator."""
+        site, invenio = self.site, self.invenio
+        site.write_app_data()
+        with site.timings.phase("invenio db, files, roles, index, custom fields, fixtures"):
+            invenio("db", "init", "create")
+            invenio("files", "location", "create", "--default", "default-location",
+                    str(site.instance / "data"))  # fmt: skip
+            invenio("roles", "create", "admin")
+            invenio("access", "allow", "superuser-access", "role", "admin")
+            invenio("index", "init")
+            invenio("rdm-records", "custom-fields", "init")
+            invenio("communities", "custom-fields", "init")
+            invenio("rdm", "fixtures")
+            invenio("queues", "declare")
+            # What the plugin's README asks of a site that installs it.
+            invenio("alembic", "upgrade")
+        with site.timings.phase("invenio rdm-records fixtures (users; vocabularies queued)"):
+            invenio("rdm-records", "fixtures")
+        with site.timings.phase("invenio tokens create, login"):
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                session = pool.submit(self._session_cookie)
+                output = invenio(
+                    "tokens", "create", "--name", "site-tests", "--user", ADMIN_EMAIL, "--internal"
+                )
+                token = output.strip().splitlines()[-1].strip()
+                return token, session.result()
+
+    def _start_rpc_server(self, socket_path: Path, timeout: float = 180) -> subprocess.Popen:
         site = self.site
-        with site.timings.phase("invenio db init create"):
-            site.invenio("db", "init", "create", log="setup")
-        streams: dict[str, list[tuple[str, ...]]] = {
-            "search": [
-                ("index", "init"),
-                ("rdm-records", "custom-fields", "init"),
-                ("communities", "custom-fields", "init"),
-            ],
-            "access": [
-                ("files", "location", "create", "--default", "default-location",
-                 str(site.instance / "data")),
-                ("roles", "create", "admin"),
-                ("access", "allow", "superuser-access", "role", "admin"),
-            ],
-            "application": [
-                ("rdm", "fixtures"),
-                ("queues", "declare"),
-                # What the plugin's README asks of a site that installs it.
-                ("alembic", "upgrade"),
-            ],
-        }  # fmt: skip
-
-        def run_stream(name: str) -> None:
-            for command in streams[name]:
-                site.invenio(*command, log=f"setup-{name}")
-
-        with site.timings.phase("invenio index init, custom fields, files, roles, rdm fixtures"):
-            with ThreadPoolExecutor(max_workers=len(streams)) as pool:
-                for future in [pool.submit(run_stream, name) for name in streams]:
-                    future.result()
-
-    def admin_credentials(self) -> tuple[str, str]:
-        """The administrator's personal access token (``invenio tokens create``) and a session
-        cookie from the site's own login form (session_login.py), both made without the
-        served site answering a request."""
-
-        def token() -> str:
-            output = self.site.invenio(
-                "tokens", "create", "--name", "site-tests", "--user", ADMIN_EMAIL, "--internal",
-                log="setup",
-            )  # fmt: skip
-            return output.strip().splitlines()[-1].strip()
-
-        def session() -> str:
-            login = Path(__file__).with_name("session_login.py")
-            output = self.site.run(
-                [self.site.bin("python"), str(login), ADMIN_EMAIL, ADMIN_PASSWORD], log="setup"
+        socket_path.unlink(missing_ok=True)
+        site.logs.mkdir(parents=True, exist_ok=True)
+        log = site.logs / "rpc-server.log"
+        with log.open("w") as output:
+            server = subprocess.Popen(
+                [site.bin("invenio"), "rpc-server", "start", "--socket", str(socket_path)],
+                cwd=site.instance,
+                env=site.environment(),
+                stdout=output,
+                stderr=subprocess.STDOUT,
             )
-            return output.strip().splitlines()[-1].strip()
+        deadline = time.monotonic() + timeout
+        while "RPC server listening" not in log.read_text(errors="replace"):
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                raise StepFailed(f"invenio rpc-server did not start; see {log}")
+            time.sleep(0.2)
+        return server
 
-        with self.site.timings.phase("invenio tokens create, login"):
-            with ThreadPoolExecutor(max_workers=2) as pool:
-                made_token, made_session = pool.submit(token), pool.submit(session)
-                return made_token.result(), made_session.result()
-
-    def fixtures(self) -> None:
-        """``invenio rdm-records fixtures``: the users of the instance's app_data/users.yaml
-        (the administrator, a harvest manager), and InvenioRDM's vocabularies (the large ones
-        cut in app_data), each vocabulary entry a Celery task queued for the worker."""
-        self.site.write_app_data()
-        with self.site.timings.phase("invenio rdm-records fixtures (users; vocabularies queued)"):
-            self.site.invenio("rdm-records", "fixtures", log="setup")
+    def _session_cookie(self) -> str:
+        """A session of the administrator from the site's own login form (session_login.py),
+        made without the served site answering a request."""
+        login = Path(__file__).with_name("session_login.py")
+        output = self.site.run(
+            [self.site.bin("python"), str(login), ADMIN_EMAIL, ADMIN_PASSWORD], log="setup"
+        )
+        return output.strip().splitlines()[-1].strip()
 
 
 def main(argv: list[str]) -> int:

@@ -41,8 +41,8 @@ def test_fixture_tasks_queued_before_the_worker_started(rdm_site: RunningSite) -
     counts = rdm_site.fork.fixtures_round
     assert counts is not None
     vocabulary = counts.by_name("invenio_rdm_records.fixtures.tasks.create_vocabulary_record")
-    # InvenioRDM's vocabularies with the large ones cut (instance.py): several hundred tasks.
-    assert vocabulary["received"] > 300, counts.describe()
+    # InvenioRDM's vocabularies with the large ones cut (instance.py): about 240 tasks.
+    assert vocabulary["received"] > 200, counts.describe()
     # Both forked children ran tasks: the first task of each is among these.
     assert len(counts.by_child) == 2, counts.by_child
     assert counts.failed == {}, counts.describe()
@@ -55,11 +55,12 @@ def test_harvest_batches_with_other_tasks_on_a_fresh_worker(rdm_site: RunningSit
     counts = fork.harvest_round
     assert counts is not None
     assert len(counts.by_child) == 2, counts.by_child
-    # The run itself, its batches (written by the worker's children) and the licenses again.
+    # The run itself, its batches (written by the worker's children), the relation types
+    # again and RDM's tasks for the published records.
     assert counts.by_name("invenio_jobs.tasks.execute_run")["received"] == 1, counts.describe()
     batches = counts.by_name("oarepo_oaipmh_harvester.tasks.write_harvest_batch")
     assert batches["received"] == FORK_CHECK_RECORDS // FORK_CHECK_BATCH_SIZE, counts.describe()
-    assert counts.by_name("invenio_rdm_records.fixtures")["received"] > 100, counts.describe()
+    assert counts.by_name("invenio_rdm_records.fixtures")["received"] >= 30, counts.describe()
     assert counts.failed == {}, counts.describe()
     run = fork.harvest_run
     assert run is not None

@@ -1,10 +1,10 @@
 """An administrator's journey through a real InvenioRDM site with the plugin, in Chromium.
 
-RDM's own front page and search; the administration menu; the plugin's pages: a harvester
-created in its form (sets, a harvest manager), Run now, the harvested records list and a
-record's detail; the harvested records on RDM's search page and landing page; the harvester's
-job scheduled in Administration -> Jobs and the run the scheduler (celery beat) starts; the run's
-log on its page; a failed run on the harvester's page; Stop in Administration -> Jobs.
+RDM's own front page and search; the administration menu; a harvester created in the plugin's
+form (sets, a harvest manager) and its job scheduled in Administration -> Jobs; Run now, the
+harvester's page, the harvested records list and a record's detail; the harvested records on
+RDM's search page and landing page; the run's log on its page; a failed run on the harvester's
+page; the run the scheduler (celery beat) started; Stop in Administration -> Jobs.
 
 The steps are tests of their own, in order, sharing one browser per release: a step that fails
 (a known bug, say) is reported as such and the journey goes on. Every JavaScript console error
@@ -126,7 +126,7 @@ def rdm_total(rdm_site: RunningSite, query: str = "") -> int:
     return reply.json()["hits"]["total"]
 
 
-# -- InvenioRDM's own pages ------------------------------------------------------------------
+# -- InvenioRDM's own pages ------------------------------------------------------------------------
 def test_01_front_page(admin: Browser, rdm_site: RunningSite) -> None:
     with admin.step("front-page") as page:
         admin.goto("/")
@@ -156,7 +156,9 @@ def test_03_admin_menu(admin: Browser) -> None:
         page.get_by_text("OAI-PMH harvesters").first.wait_for()
 
 
-# -- the plugin's pages ----------------------------------------------------------------------
+# -- a harvester from the plugin's form, scheduled in Administration -> Jobs -----------------------
+# Scheduled first: celery beat reads the schedules every 3 minutes, the next steps fill the
+# wait for the scheduler's run (checked near the end).
 def test_04_create_harvester(admin: Browser, rdm_site: RunningSite, journey: Journey) -> None:
     with admin.step("create-harvester") as page:
         admin.goto("/administration/oai-harvesters/create")
@@ -180,7 +182,37 @@ def test_04_create_harvester(admin: Browser, rdm_site: RunningSite, journey: Jou
     journey["harvester"] = created
 
 
-def test_05_run_now(
+def test_05_schedule_in_jobs(admin: Browser, rdm_site: RunningSite, journey: Journey) -> None:
+    job_id = journey.needs("harvester")["job"]["id"]
+    with admin.step("schedule-job", expect=[JOBS_UNDEFINED_LINK]) as page:
+        admin.goto("/administration/jobs")
+        row = page.locator("tr", has_text="OAI-PMH harvest: Journey")
+        row.locator("td").last.locator(".dropdown, button").first.click()  # the gear menu
+        row.locator(".menu .item", has_text="Schedule").first.click()
+        modal = page.locator(".ui.modal")
+        modal.locator(".dropdown", has_text="Select a schedule type").click()
+        modal.locator(".dropdown .item", has_text="Interval").click()
+        modal.locator("[name='minutes']").fill("1")
+        modal.get_by_role("button", name="Save").click()
+        modal.wait_for(state="detached")
+    job = rdm_site.api("GET", f"/api/jobs/{job_id}").json()
+    assert job["schedule"]["type"] == "interval" and job["schedule"]["minutes"] == 1, job
+    assert job["active"] is True
+    journey["job_id"] = job_id
+
+
+def test_06_jobs_list_shows_the_next_run(admin: Browser) -> None:
+    with admin.step("jobs-next-run", expect=[JOBS_UNDEFINED_LINK]) as page:
+        admin.goto("/administration/jobs")
+        header = [cell.strip() for cell in page.locator("thead th").all_inner_texts()]
+        row = page.locator("tr", has_text="OAI-PMH harvest: Journey")
+        cells = [cell.strip() for cell in row.locator("td").all_inner_texts()]
+        next_run = cells[header.index("Next run")]
+        assert next_run not in ("", "-"), f"Next run: {next_run!r}"
+
+
+# -- Run now, the plugin's pages -------------------------------------------------------------------
+def test_07_run_now(
     admin: Browser, rdm_site: RunningSite, journey_corpus: Corpus, journey: Journey
 ) -> None:
     journey.needs("harvester")
@@ -196,7 +228,7 @@ def test_05_run_now(
     wait_until(lambda: rdm_total(rdm_site) == before + len(expected), timeout=30)
 
 
-def test_06_harvester_page_lists_the_run(admin: Browser, journey: Journey) -> None:
+def test_08_harvester_page_lists_the_run(admin: Browser, journey: Journey) -> None:
     journey.needs("run_id")
     with admin.step("harvester-page") as page:
         admin.goto(f"/administration/oai-harvesters/{HARVESTER}")
@@ -207,7 +239,7 @@ def test_06_harvester_page_lists_the_run(admin: Browser, journey: Journey) -> No
         assert MANAGER_EMAIL in page.inner_text("#admin-main-content")
 
 
-def test_07_records_list_and_detail(
+def test_09_records_list_and_detail(
     admin: Browser, rdm_site: RunningSite, journey_corpus: Corpus, journey: Journey
 ) -> None:
     journey.needs("run_id")
@@ -229,8 +261,8 @@ def test_07_records_list_and_detail(
     journey["record"] = (identifier, tracked["local_pid"])
 
 
-# -- the harvested records in InvenioRDM -----------------------------------------------------
-def test_08_rdm_search_finds_a_harvested_record(
+# -- the harvested records in InvenioRDM -----------------------------------------------------------
+def test_10_rdm_search_finds_a_harvested_record(
     admin: Browser, rdm_site: RunningSite, journey_corpus: Corpus, journey: Journey
 ) -> None:
     identifier, pid = journey.needs("record")
@@ -243,7 +275,7 @@ def test_08_rdm_search_finds_a_harvested_record(
         assert result.get_attribute("href").endswith(f"/records/{pid}")
 
 
-def test_09_rdm_landing_page(
+def test_11_rdm_landing_page(
     admin: Browser, rdm_site: RunningSite, journey_corpus: Corpus, journey: Journey
 ) -> None:
     identifier, pid = journey.needs("record")
@@ -259,37 +291,7 @@ def test_09_rdm_landing_page(
         assert source["identifier"][1].removeprefix("doi:") in body
 
 
-# -- Administration -> Jobs: schedule, the scheduler's run -----------------------------------
-def test_10_schedule_in_jobs(admin: Browser, rdm_site: RunningSite, journey: Journey) -> None:
-    job_id = journey.needs("harvester")["job"]["id"]
-    with admin.step("schedule-job", expect=[JOBS_UNDEFINED_LINK]) as page:
-        admin.goto("/administration/jobs")
-        row = page.locator("tr", has_text="OAI-PMH harvest: Journey")
-        row.locator("td").last.locator(".dropdown, button").first.click()  # the gear menu
-        row.locator(".menu .item", has_text="Schedule").first.click()
-        modal = page.locator(".ui.modal")
-        modal.locator(".dropdown", has_text="Select a schedule type").click()
-        modal.locator(".dropdown .item", has_text="Interval").click()
-        modal.locator("[name='minutes']").fill("1")
-        modal.get_by_role("button", name="Save").click()
-        modal.wait_for(state="detached")
-    job = rdm_site.api("GET", f"/api/jobs/{job_id}").json()
-    assert job["schedule"]["type"] == "interval" and job["schedule"]["minutes"] == 1, job
-    assert job["active"] is True
-    journey["job_id"] = job_id
-
-
-def test_11_jobs_list_shows_the_next_run(admin: Browser) -> None:
-    with admin.step("jobs-next-run", expect=[JOBS_UNDEFINED_LINK]) as page:
-        admin.goto("/administration/jobs")
-        header = [cell.strip() for cell in page.locator("thead th").all_inner_texts()]
-        row = page.locator("tr", has_text="OAI-PMH harvest: Journey")
-        cells = [cell.strip() for cell in row.locator("td").all_inner_texts()]
-        next_run = cells[header.index("Next run")]
-        assert next_run not in ("", "-"), f"Next run: {next_run!r}"
-
-
-# -- the run's log, a failed run -------------------------------------------------------------
+# -- the run's log, a failed run, the scheduler's run ----------------------------------------------
 def test_12_run_log_on_its_page(admin: Browser, journey: Journey) -> None:
     with admin.step("run-log") as page:
         admin.goto(f"/administration/runs/{journey.needs('run_id')}")
@@ -340,8 +342,8 @@ def test_13_failed_run_on_the_harvester_page(admin: Browser, rdm_site: RunningSi
 def test_14_the_scheduler_starts_a_run(
     admin: Browser, rdm_site: RunningSite, journey: Journey
 ) -> None:
-    """celery beat (invenio-jobs' RunScheduler) reads the schedules every 3 minutes; the
-    job's interval (1 minute) is over by then."""
+    """celery beat (invenio-jobs' RunScheduler) reads the schedules every 3 minutes; at the
+    first reading after step 5 the job's interval (1 minute since Run now) is over."""
     job_id = journey.needs("job_id")  # scheduled in Administration -> Jobs
 
     def scheduled_run():
@@ -370,7 +372,7 @@ def test_14_the_scheduler_starts_a_run(
         )  # fmt: skip
 
 
-# -- Stop in Administration -> Jobs ----------------------------------------------------------
+# -- Stop in Administration -> Jobs ----------------------------------------------------------------
 def test_15_stop_in_jobs(admin: Browser, rdm_site: RunningSite, stop_corpus: Corpus) -> None:
     created = rdm_site.api(
         "POST",
