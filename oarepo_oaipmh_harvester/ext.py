@@ -42,6 +42,7 @@ class OARepoOAIHarvester:
             HarvesterService,
             HarvesterServiceConfig,
             HarvestRunService,
+            HarvestRunServiceConfig,
         )
 
         harvesters_config = HarvesterServiceConfig.build(app)
@@ -49,7 +50,7 @@ class OARepoOAIHarvester:
             harvesters_config, jobs_registry_getter=self._jobs_registry
         )
         self.runs_service = HarvestRunService(
-            harvesters_config, jobs_registry_getter=self._jobs_registry
+            HarvestRunServiceConfig.build(app), jobs_registry_getter=self._jobs_registry
         )
         self.records_service = HarvestedRecordService(
             HarvestedRecordServiceConfig.build(app),

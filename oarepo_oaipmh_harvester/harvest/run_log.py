@@ -11,50 +11,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 from .counts import WriteCounts
 from .results import HarvestSummary
-
-EXAMPLES_PER_REASON = 3
-"""Identifiers named with each reason a record failed for."""
-
-REASON_LENGTH = 300
-"""Characters of a reason shown; the records list in the panel has each error whole."""
-
-
-@dataclass
-class FailureGroup:
-    """Records that failed for one reason."""
-
-    reason: str
-    count: int = 0
-    examples: list[str] = field(default_factory=list)
-
-    def describe(self) -> str:
-        named = ", ".join(self.examples)
-        more = ", ..." if self.count > len(self.examples) else ""
-        return f"{self.count} × {self.reason} ({named}{more})"
-
-
-def failure_reason(error: str) -> str:
-    """What records that failed alike have in common: the first line of the error."""
-    first_line = (error.strip().splitlines() or [""])[0].strip()
-    if len(first_line) > REASON_LENGTH:
-        return first_line[: REASON_LENGTH - 1] + "…"
-    return first_line
-
-
-def group_failures(failures: Iterable[tuple[str, str]]) -> list[FailureGroup]:
-    """(identifier, error) pairs grouped by reason, the most frequent reason first."""
-    groups: dict[str, FailureGroup] = {}
-    for identifier, error in failures:
-        group = groups.setdefault(failure_reason(error), FailureGroup(failure_reason(error)))
-        group.count += 1
-        if len(group.examples) < EXAMPLES_PER_REASON:
-            group.examples.append(identifier)
-    return sorted(groups.values(), key=lambda group: -group.count)
 
 
 class RunLog:
@@ -94,7 +54,7 @@ class RunLog:
         """After each batch: its failures, grouped; progress when it is time for a line."""
         self._batches += 1
         if batch.failed:
-            reasons = "; ".join(group.describe() for group in group_failures(batch.failures))
+            reasons = "; ".join(group.describe() for group in batch.failure_groups())
             self.warning(
                 f"batch {self._batches}: {batch.failed} of {batch.total} failed: {reasons}"
             )
@@ -108,8 +68,8 @@ class RunLog:
         counts = summary.counts
         outcome = summary.outcome.value
         text = f"{outcome.lower().replace('_', ' ')}: {counts.total} records ({counts.describe()})"
-        if counts.failures:
-            text += "; " + "; ".join(group.describe() for group in group_failures(counts.failures))
+        if counts.reasons:
+            text += "; " + "; ".join(group.describe() for group in counts.failure_groups())
         remarks = [*summary.problems, *summary.warnings]
         if remarks:
             text += ". " + " ".join(remarks)

@@ -1,21 +1,34 @@
-"""Stopping a run on request: Stop in Administration → Jobs, or a terminate signal.
+"""When a run must end before its work is done: a stop request, its time limit, its lock.
 
-Decision owned here: when a run notices that it was asked to stop. invenio-jobs' Stop sets
-the run CANCELLING and revokes its Celery task; a revoke cannot interrupt a task that
-already runs (threads or solo pool) and, on a prefork pool, sends SIGTERM. Either way the
-run stops at the next batch boundary: every batch it wrote is whole (tracking rows and
-target agree) and nothing after it - reconciliation, the watermark - happens.
+Decision owned here: what a run checks before each batch, and how it notices that it was
+asked to stop. invenio-jobs' Stop sets the run CANCELLING and revokes its Celery task; a
+revoke cannot interrupt a task that already runs (threads or solo pool) and, on a prefork
+pool, sends SIGTERM. Either way the run stops at the next batch boundary: every batch it
+wrote is whole (tracking rows and target agree) and nothing after it - reconciliation, the
+watermark - happens.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
-from typing import Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 from invenio_db import db
 from invenio_jobs.models import Run, RunStatusEnum
 from sqlalchemy import event
+
+
+class RunTooLong(Exception):
+    """A run went on past OAI_HARVESTER_MAX_RUN_SECONDS; nothing of its window is trusted."""
+
+    def __init__(self, harvester_id: str, limit: float) -> None:
+        super().__init__(
+            f"The run of harvester {harvester_id!r} took longer than "
+            f"OAI_HARVESTER_MAX_RUN_SECONDS ({limit:.0f} s) and was stopped; the watermark was "
+            f"not moved, so the next run continues the same window."
+        )
 
 
 class RunStopped(Exception):
@@ -55,6 +68,33 @@ class StopSignal:
         if status == RunStatusEnum.CANCELLING:
             return "Stop was requested in Administration → Jobs"
         return None
+
+
+class HeldLock(Protocol):
+    def verify(self) -> None:
+        """Raises when the run no longer holds its harvester's lock."""
+
+
+class RunBounds:
+    """What a run checks before each batch: that it still holds its lock (a run that lost it
+    must not write beside another), is within its time, and was not asked to stop."""
+
+    def __init__(
+        self, harvester_id: str, lock: HeldLock, *, max_seconds: float, stop: StopSignal
+    ) -> None:
+        self.harvester_id = harvester_id
+        self.lock = lock
+        self.max_seconds = max_seconds
+        self.stop = stop
+        self._deadline = time.monotonic() + max_seconds
+
+    def check(self, records_so_far: int) -> None:
+        self.lock.verify()
+        if time.monotonic() > self._deadline:
+            raise RunTooLong(self.harvester_id, self.max_seconds)
+        reason = self.stop.reason()
+        if reason:
+            raise RunStopped(reason, records_so_far)
 
 
 _STOPPED_RUNS: dict[str, str] = {}

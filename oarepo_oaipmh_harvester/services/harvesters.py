@@ -20,6 +20,7 @@ from invenio_records_resources.services.base import LinksTemplate, Service
 from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
 from marshmallow import ValidationError
 
+from .. import credentials
 from ..harvest.lock import HarvesterBusy, exclusive_run, holder_of
 from ..harvest.preflight import PreflightError, check_provider
 from ..models import OAIHarvestedRecord, OAIHarvester
@@ -57,6 +58,8 @@ EDITABLE_FIELDS = (
     "local_drafts",
     "invalid_drafts",
     "doi_conflicts",
+    "set_communities",
+    "active",
 )
 
 PREFLIGHT_FIELDS = ("base_url", "metadata_prefix", "setspecs")
@@ -84,6 +87,10 @@ class HarvesterView:
     local_drafts: str
     invalid_drafts: str
     doi_conflicts: str
+    set_communities: dict[str, str] | None
+    active: bool
+    credentials: str | None
+    """Sealed (encrypted): the schema shows only what is set."""
     watermark: datetime | None
     created: datetime | None
     updated: datetime | None
@@ -126,7 +133,7 @@ class HarvesterService(HarvesterAccessMixin, Service):
             **stored,
             job=jobs[0] if jobs else None,
             jobs=jobs,
-            last_run=dump_run(self.config, last_run, harvester.id) if last_run else None,
+            last_run=dump_run(last_run, harvester.id) if last_run else None,
         )
 
     def _item(self, identity: Any, harvester: OAIHarvester) -> HarvesterItem:
@@ -141,13 +148,16 @@ class HarvesterService(HarvesterAccessMixin, Service):
         data: dict,
         *,
         check: bool | None,
+        stored_credentials: str | None = None,
         provider_fields_changed: Callable[[dict], bool] = lambda loaded: True,
     ) -> dict:
-        """The harvester as it will be stored, or every problem with it at once.
+        """The harvester as it will be stored (its credentials sealed), or every problem
+        with it at once.
 
-        The provider is asked (unless `check` is False or the fields it answers for did not
-        change) whenever those fields themselves are valid, so that an operator who got the
-        target wrong hears in the same answer that the prefix or a set is wrong too.
+        The provider is asked (unless `check` is False, or neither the fields it answers for
+        nor the credentials changed) whenever those fields themselves are valid, so that an
+        operator who got the target wrong hears in the same answer that the prefix or a set
+        is wrong too.
         """
         try:
             loaded, _ = self.schema.load(data, context={"identity": identity})
@@ -155,14 +165,23 @@ class HarvesterService(HarvesterAccessMixin, Service):
         except ValidationError as error:
             loaded = error.valid_data or {}
             errors = flatten_messages(error.messages)
-        provider_fields_valid = all(name not in errors for name in PREFLIGHT_FIELDS)
-        if provider_fields_valid and provider_fields_changed(loaded):
-            errors = {**self._provider_errors(loaded, check), **errors}
+        try:
+            sealed = credentials.updated(stored_credentials, loaded)
+        except credentials.CredentialsUnavailable as error:
+            errors.setdefault("auth", []).append(str(error))
+            sealed = None
+        changed = provider_fields_changed(loaded) or sealed != stored_credentials
+        if all(name not in errors for name in PREFLIGHT_FIELDS) and changed:
+            errors = {**self._provider_errors(loaded, sealed, check), **errors}
         if errors:
             raise HarvesterValidationError(errors)
-        return apply_defaults(loaded)
+        for name in credentials.CHANGES:
+            loaded.pop(name, None)
+        return {**apply_defaults(loaded), "credentials": sealed}
 
-    def _provider_errors(self, loaded: dict, check: bool | None) -> dict[str, list[str]]:
+    def _provider_errors(
+        self, loaded: dict, sealed: str | None, check: bool | None
+    ) -> dict[str, list[str]]:
         """What the provider says is wrong with this configuration (the preflight check)."""
         if check is None:
             check = current_app.config["OAI_HARVESTER_PREFLIGHT_CHECK"]
@@ -170,8 +189,13 @@ class HarvesterService(HarvesterAccessMixin, Service):
             return {}
         try:
             check_provider(
-                loaded["base_url"], loaded["metadata_prefix"], loaded.get("setspecs") or []
+                loaded["base_url"],
+                loaded["metadata_prefix"],
+                loaded.get("setspecs") or [],
+                credentials=credentials.provider_credentials(sealed),
             )
+        except credentials.CredentialsUnavailable as error:
+            return {"auth": [str(error)]}
         except PreflightError as error:
             return error.errors
         return {}
@@ -261,11 +285,12 @@ class HarvesterService(HarvesterAccessMixin, Service):
             identity,
             {**merged, "id": harvester_id},
             check=check,
+            stored_credentials=harvester.credentials,
             provider_fields_changed=lambda loaded: any(
                 loaded.get(name) != current[name] for name in PREFLIGHT_FIELDS
             ),
         )
-        for name in EDITABLE_FIELDS:
+        for name in (*EDITABLE_FIELDS, "credentials"):
             setattr(harvester, name, loaded[name])
         uow.register(ModelCommitOp(harvester))
         # The job type carries the name and URL in its title and description.

@@ -147,3 +147,12 @@ def test_reconcile_only_lists_identifiers_and_removes_vanished(
     assert "deleted 1, unchanged 0" in result.stdout
     assert {r["verb"] for r in provider.requests} == {"Identify", "ListIdentifiers"}
     assert live_local_count() == 49
+
+
+def test_a_harvester_is_paused_and_resumed_from_the_command_line(run_cli, db, provider):
+    assert create(run_cli, provider.base_url, "--paused").exit_code == 0
+    listed = json.loads(run_cli("harvester", "list", "--json").stdout)
+    assert listed[0]["active"] is False
+    assert run_cli("harvester", "list").stdout.rstrip().endswith("paused")
+    assert run_cli("harvester", "update", "cli", "--active").exit_code == 0
+    assert json.loads(run_cli("harvester", "list", "--json").stdout)[0]["active"] is True

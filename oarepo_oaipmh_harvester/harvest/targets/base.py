@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from invenio_db import db
+
 from ..unit_of_work import BulkIndexingUnitOfWork
 from .options import TargetOptions
 
@@ -90,6 +92,11 @@ class TargetAdapter(abc.ABC):
     def delete(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
         """Remove the local record `pid`; a record that is already gone is not an error."""
 
+    def delete_alone(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
+        """:meth:`delete` in a savepoint of its own: a failure undoes only this record."""
+        with db.session.begin_nested():
+            self.delete(pid, uow)
+
     @property
     def keeps_deleted_pids(self) -> bool:
         """Whether a deleted record stays under its pid (a tombstone that can be restored):
@@ -124,8 +131,12 @@ class TargetAdapter(abc.ABC):
         uow: BulkIndexingUnitOfWork,
         *,
         restore: bool = False,
+        sets: Sequence[str] = (),
     ) -> tuple[str, bool]:
-        """(pid, created): update the record of `pid`, or create it when it has none or is gone."""
+        """(pid, created): update the record of `pid`, or create it when it has none or is gone.
+
+        `sets`: the OAI sets the source record is in (a target may place the record by them).
+        """
         if pid:
             try:
                 return self.update(pid, data, uow, restore=restore), False
