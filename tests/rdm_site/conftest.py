@@ -177,10 +177,15 @@ def rdm_site(release, site_builds, search_server, site_providers) -> Iterator[Ru
     served = ServedSite(site, settings)
     setup.reset(search_url)
     fork = ForkSafety()
-    with setup, served:
+    with setup, served, ThreadPoolExecutor(max_workers=1) as background:
         # InvenioRDM's fixtures are queued with no worker running, as a site's setup does; the
         # prefork worker then starts with a backlog (round 1 of the fork check).
-        token, session_cookie = setup.run()
+        token = setup.run()
+        login = background.submit(setup.session_cookie)  # while gunicorn starts
+        with site.timings.phase("web: gunicorn --preload, 2 workers"):
+            served.start_web()
+        with site.timings.phase("web: login (session_login.py)"):
+            session_cookie = login.result()
         running = RunningSite(
             release=release,
             site=site,
@@ -191,8 +196,6 @@ def rdm_site(release, site_builds, search_server, site_providers) -> Iterator[Ru
             stop_provider=site_providers["stop"],
             fork=fork,
         )
-        with site.timings.phase("web: gunicorn --preload, 2 workers"):
-            served.start_web()
         with site.timings.phase("web: first requests"):
             _first_requests(running)
         with site.timings.phase("worker: vocabulary fixtures"):
