@@ -121,6 +121,9 @@ def empty_search_indices() -> None:
     if missing:
         list(current_search.create(index_list=missing))
     aliases = ",".join(build_alias_name(name) for name in current_search.mappings)
+    # delete_by_query deletes what a search finds: documents written since the last refresh
+    # (a test that never searched after its last write) would survive into the next test.
+    client.indices.refresh(index=aliases, ignore_unavailable=True)
     client.delete_by_query(
         index=aliases,
         body={"query": {"match_all": {}}},
