@@ -28,13 +28,14 @@ from ..proxies import (
 )
 from ..services.errors import HarvesterNotFound
 from ..services.targets import writable_target_ids
+from .compat import ApiEndpointByName
 from .forms import DETAIL_ACTIONS, RUN_ACTION, in_form_order
 
 EXTENSION_NAME = "oarepo-oaipmh-harvester"
 CATEGORY = _("OAI-PMH")
 
 
-class HarvesterAdminMixin:
+class HarvesterAdminMixin(ApiEndpointByName):
     """What every harvester view shares."""
 
     extension_name = EXTENSION_NAME
