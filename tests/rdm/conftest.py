@@ -66,8 +66,11 @@ def rdm_index(app, search):
     from invenio_search import current_search_client
     from invenio_search.utils import build_alias_name
 
+    indices = ",".join(build_alias_name(i._name) for i in (RDMRecord.index, RDMDraft.index))
+    # Documents written since the last refresh are invisible to delete_by_query.
+    current_search_client.indices.refresh(index=indices)
     current_search_client.delete_by_query(
-        index=",".join(build_alias_name(i._name) for i in (RDMRecord.index, RDMDraft.index)),
+        index=indices,
         body={"query": {"match_all": {}}},
         conflicts="proceed",
         refresh=True,
