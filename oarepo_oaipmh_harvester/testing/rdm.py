@@ -117,7 +117,26 @@ UI_BLUEPRINT_ENTRY_POINTS = [
     "invenio_app_rdm_records = oarepo_oaipmh_harvester.testing.rdm:create_records_ui_blueprint",
     "invenio_app_rdm_requests = oarepo_oaipmh_harvester.testing.rdm:create_requests_ui_blueprint",
 ]
-"""For pytest-invenio's ``extra_entry_points`` (group ``invenio_base.blueprints``)."""
+"""The stand-ins as entry points of the group ``invenio_base.blueprints``."""
+
+
+def app_rdm_installed() -> bool:
+    """invenio-app-rdm is installed (a whole InvenioRDM, as on a site).
+
+    Then its configuration module is loaded into every app, and its own UI blueprints (the
+    real endpoints) are registered, or built for links in an API app. The stand-ins below
+    would clash with them (same blueprint names), and the two routes that publishing needs
+    must not replace its ``APP_RDM_ROUTES``, which its blueprints read in full.
+    """
+    from importlib.util import find_spec
+
+    return find_spec("invenio_app_rdm") is not None
+
+
+def ui_blueprint_entry_points() -> list[str]:
+    """For pytest-invenio's ``extra_entry_points``: the stand-ins, unless invenio-app-rdm is
+    installed and brings the real blueprints."""
+    return [] if app_rdm_installed() else list(UI_BLUEPRINT_ENTRY_POINTS)
 
 
 def _placeholder(**kwargs: Any) -> str:
@@ -141,10 +160,11 @@ def create_requests_ui_blueprint(app: Flask) -> Blueprint:
 
 
 def prepare_app(app: Flask) -> None:
-    """An app built outside pytest (demo, benchmark, Celery workers): the UI stand-ins, and
-    a log without the missing-statistics warnings."""
-    app.register_blueprint(create_records_ui_blueprint(app))
-    app.register_blueprint(create_requests_ui_blueprint(app))
+    """An app built outside pytest (demo, benchmark, Celery workers): the UI stand-ins (unless
+    invenio-app-rdm brings the real ones), and a log without the missing-statistics warnings."""
+    if not app_rdm_installed():
+        app.register_blueprint(create_records_ui_blueprint(app))
+        app.register_blueprint(create_requests_ui_blueprint(app))
     app.logger.addFilter(_WithoutMissingStatistics())
 
 
@@ -190,12 +210,13 @@ def rdm_config(*, external_dois: bool = True, osmem: bool = False) -> dict[str, 
     if osmem:
         config["RDM_SEARCH"] = _without_publication_date(rdm.RDM_SEARCH)
         config["RDM_SEARCH_DRAFTS"] = _without_publication_date(rdm.RDM_SEARCH_DRAFTS)
+    if not app_rdm_installed():
+        config["APP_RDM_ROUTES"] = {
+            "record_detail": "/records/<pid_value>",
+            "record_file_download": "/records/<pid_value>/files/<path:filename>",
+        }
     config.update(
         {
-            "APP_RDM_ROUTES": {
-                "record_detail": "/records/<pid_value>",
-                "record_file_download": "/records/<pid_value>/files/<path:filename>",
-            },
             "THEME_FRONTPAGE": False,
             "RDM_USER_MODERATION_ENABLED": False,
             "OAISERVER_ID_PREFIX": "oaiharvest-test",
@@ -213,6 +234,13 @@ def rdm_config(*, external_dois: bool = True, osmem: bool = False) -> dict[str, 
                 "required": False,
                 "is_enabled": lambda app: True,
             },
+        }
+        # invenio-app-rdm refuses to start a UI app whose record and parent (concept) DOIs
+        # differ in `required`; concept DOIs come only from DataCite, which stays off.
+        parent_pids = rdm.RDM_PARENT_PERSISTENT_IDENTIFIERS
+        config["RDM_PARENT_PERSISTENT_IDENTIFIERS"] = {
+            **parent_pids,
+            "doi": {**parent_pids["doi"], "required": False},
         }
     return config
 
