@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -172,6 +173,7 @@ def build_assets(settings: PanelSettings, *, log: Path | None = None) -> None:
     if assets_built(instance, overrides):
         return
     instance.mkdir(parents=True, exist_ok=True)
+    _remove_collected_sources(instance / "assets")
     env = settings.environment()
     invenio = str(Path(sys.executable).with_name("invenio"))
     log = log or instance / "assets-build.log"
@@ -194,6 +196,21 @@ def build_assets(settings: PanelSettings, *, log: Path | None = None) -> None:
         raise RuntimeError(f"The webpack build wrote no manifest; see {log}")
     (instance / "assets-built-from").write_text(digest)
     _print(f"Assets built in {time.monotonic() - started:.0f} s.")
+
+
+def _remove_collected_sources(project: Path) -> None:
+    """The bundles' files of an earlier build, all but the installed npm packages: collecting
+    copies files but never removes one, and a file that another set of bundles left behind
+    (another InvenioRDM release, an upgrade) is built with the rest and can fail the build."""
+    if not project.is_dir():
+        return
+    for path in project.iterdir():
+        if path.name == "node_modules":
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
 
 
 def _add_npm_overrides(package_json: Path, overrides: dict[str, str]) -> None:

@@ -1,9 +1,10 @@
 """An InvenioRDM records service without a whole InvenioRDM instance: tests, demo, benchmark.
 
-Decision owned here: what an application needs so that invenio-rdm-records 36 publishes in
-it (the keys of rdm-records' config that would lose to other modules' defaults, stand-ins for
-invenio-app-rdm's UI endpoints that publishing builds links to, a default files location, the
-vocabulary entries the transformers use), and the one departure osmem-server (the demo's
+Decision owned here: what an application needs so that invenio-rdm-records 32 or 36
+(InvenioRDM 14, 15) publishes in it (the keys of rdm-records' config that would lose to other
+modules' defaults, stand-ins for invenio-app-rdm's UI endpoints that publishing builds links
+to, unless invenio-app-rdm is installed, a default files location, the vocabulary entries the
+transformers use), and the one departure osmem-server (the demo's
 embedded search) forces: no ``date_range`` histogram facet. Real InvenioRDM vocabulary entries are taken by id from
 rdm-records' own fixture files: loading all of them takes minutes (7,847 languages).
 
@@ -192,7 +193,7 @@ def _without_publication_date(search: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def rdm_config(*, external_dois: bool = True, osmem: bool = False) -> dict[str, Any]:
-    """Configuration keys that make invenio-rdm-records 36 publish in a plain Invenio app.
+    """Configuration keys that make invenio-rdm-records (32, 36) publish in a plain Invenio app.
 
     `external_dois`: take DOIs from elsewhere as ``pids.doi`` (provider ``external``); RDM
     drops the doi scheme unless DataCite or Crossref is enabled. No DOI is ever minted.

@@ -1,4 +1,4 @@
-"""An InvenioRDM records service (invenio-rdm-records 36) as the harvest target.
+"""An InvenioRDM records service (invenio-rdm-records 32 or 36) as the harvest target.
 
 Booted like rdm-records' own tests (``oarepo_oaipmh_harvester.testing.rdm``, shared with the
 demo and the benchmark): its config where the app needs it, stand-in UI endpoints for the
