@@ -18,6 +18,8 @@ from invenio_i18n import lazy_gettext as _
 from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates_schema
 from marshmallow_utils.fields import TZDateTime
 
+from .harvest.request import OPTION_KINDS, RunKind, RunRequest
+from .harvest.window import SinceSource, since_source_of
 from .text import StorableText
 
 WHITESPACE = r"\s+"
@@ -199,20 +201,23 @@ class RunArgumentsSchema(Schema):
 
     @validates_schema
     def _one_kind_of_run(self, data: dict[str, Any], **kwargs: Any) -> None:
-        kinds = [name for name in KINDS_OF_RUN if data.get(name)]
-        if kinds == ["identifiers", "rewrite"]:
-            kinds = ["rewrite"]  # a rewrite of some identifiers
+        kinds = [kind for kind in KINDS_OF_RUN if data.get(kind.value)]
+        if kinds == [RunKind.IDENTIFIERS, RunKind.REWRITE]:
+            kinds = [RunKind.REWRITE]  # a rewrite of some identifiers
         if len(kinds) > 1:
+            names = " and ".join(kind.value for kind in kinds)
             raise ValidationError(
-                f"Choose one kind of run, not {' and '.join(kinds)}.", field_name=kinds[-1]
+                f"Choose one kind of run, not {names}.", field_name=kinds[-1].value
             )
-        for name, needs in (("errors_only", "rewrite"), ("forget", "purge"), ("confirm", "purge")):
-            if data.get(name) and not data.get(needs):
-                raise ValidationError(f"{name} goes with {needs}.", field_name=name)
-        if data.get("force") and kinds and kinds[0] in ("reindex", "rewrite", "purge"):
-            raise ValidationError(
-                f"force goes with a harvest, not with {kinds[0]}.", field_name="force"
-            )
+        kind = kinds[0] if kinds else RunKind.HARVEST
+        for option, allowed in OPTION_KINDS.items():
+            if not data.get(option) or kind in allowed:
+                continue
+            if option == "force":
+                raise ValidationError(
+                    f"force goes with a harvest, not with {kind.value}.", field_name=option
+                )
+            raise ValidationError(f"{option} goes with {allowed[0].value}.", field_name=option)
 
 
 RUN_ARGUMENT_NAMES = tuple(RunArgumentsSchema().fields)
@@ -222,23 +227,42 @@ TASK_ONLY_ARGUMENTS = ("harvester_id", "since_source", "write_mode", "job_arg_sc
 """What the harvest task takes besides the run arguments (set by our code, not by people)."""
 
 
+def run_request(arguments: Mapping[str, Any], *, without_since: SinceSource) -> RunRequest:
+    """The request of run arguments as a surface sends them, checked by the one schema
+    (ValidationError); `without_since` says where the window starts when no `since` is given
+    (invenio-jobs: the last success; the command line and a preview: the watermark)."""
+    loaded = _loaded(arguments)
+    return RunRequest.from_arguments(loaded, since_source_of(loaded.get("since"), without_since))
+
+
+def _loaded(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    given = dict(arguments)
+    if isinstance(given.get("since"), datetime):
+        given["since"] = given["since"].isoformat()
+    return RunArgumentsSchema().load(given)
+
+
 def check_task_arguments(arguments: Mapping[str, Any]) -> None:
     """ValidationError unless `arguments` are run arguments that pass the one schema.
 
     For what reaches the harvest task without the schema: invenio-jobs' custom arguments
     ("for seasoned administrators") are handed to the task as they were typed.
     """
+    task_run_request(arguments)
+
+
+def task_run_request(arguments: Mapping[str, Any]) -> RunRequest:
+    """The request of the harvest task's arguments (those of a run of invenio-jobs: the run
+    arguments and what our code adds, `since_source` above all), checked by the one schema."""
     unknown = sorted(set(arguments) - set(RUN_ARGUMENT_NAMES) - set(TASK_ONLY_ARGUMENTS))
     if unknown:
         raise ValidationError({name: ["Not a run argument."] for name in unknown})
     given = {name: arguments[name] for name in RUN_ARGUMENT_NAMES if name in arguments}
-    if isinstance(given.get("since"), datetime):
-        given["since"] = given["since"].isoformat()
-    RunArgumentsSchema().load(given)
+    # invenio-jobs' `since` (the last success) stays automatic: only then may the window
+    # reach back to the watermark.
+    source = SinceSource(arguments.get("since_source") or SinceSource.LAST_SUCCESS.value)
+    return RunRequest.from_arguments(_loaded(given), source)
 
 
-KINDS_OF_RUN = ("identifiers", "reconcile_only", "reindex", "rewrite", "retry_errors", "purge")
-"""Arguments that each make a different kind of run: at most one of them per run."""
-
-ADMINISTRATOR_ARGUMENTS = ("rewrite", "force", "retry_errors", "purge")
-"""Arguments that only those who may change the harvester may give (repairs, not runs)."""
+KINDS_OF_RUN = tuple(kind for kind in RunKind if kind is not RunKind.HARVEST)
+"""Kinds of run asked for by an argument of their name: at most one of them per run."""

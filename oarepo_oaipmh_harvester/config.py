@@ -11,6 +11,14 @@ OAI_HARVESTER_TRANSFORMERS = {}
 options ``{name: {"transformer": ..., "options": {...}}}`` or a chain ``{name: {"chain": [...]}}``
 (README, "Options and chains"); they win over entry points."""
 
+OAI_HARVESTER_RDM_DEFAULT_RESOURCE_TYPE = "publication"
+"""The InvenioRDM transformers' resource type (an id of the ``resourcetypes`` vocabulary) for a
+record whose type they cannot map; a transformer's ``default_resource_type`` option wins."""
+
+OAI_HARVESTER_RDM_DEFAULT_CONTRIBUTOR_ROLE = "other"
+"""The InvenioRDM transformers' role (``contributorsroles`` vocabulary) of a contributor whose
+role they cannot map (RDM requires one); a ``default_contributor_role`` option wins."""
+
 OAI_HARVESTER_REQUEST_TIMEOUT = (10.0, 120.0)
 """Connect and read timeout of each OAI-PMH request, in seconds."""
 
@@ -84,9 +92,6 @@ OAI_HARVESTER_MAX_REDIRECTS = 10
 OAI_HARVESTER_SAMPLE_TARGET = False
 """Register the ``oai-sample-records`` service (demo, benchmark and tests)."""
 
-OAI_HARVESTER_IDENTITY = "system"
-"""Identity that writes into the target services; only the system identity is supported."""
-
 OAI_HARVESTER_RECONCILE = "auto"
 """After a complete, error-free full harvest, delete local records the provider no longer lists:
 "auto" when the provider keeps no tombstones (deletedRecord `no` or `transient`), "always", "never"."""
@@ -149,7 +154,8 @@ OAI_HARVESTER_REPORT_SENDER = None
 """Sender of reports; None uses ``MAIL_DEFAULT_SENDER``."""
 
 OAI_HARVESTER_REPORT_MAX_FAILURES = 20
-"""How many failed identifiers (with their errors) a report lists."""
+"""How many reasons records failed for a report lists (each with its count, a few of its
+records and a link to all of them in the panel)."""
 
 OAI_HARVESTER_MAX_RUN_IDENTIFIERS = 1000
 """Identifiers one run may be asked to harvest (``identifiers``: REST run body, Run now form,
@@ -237,3 +243,12 @@ OAI_HARVESTER_PREVIEW_MAX_LIMIT = 10000
 
 OAI_HARVESTER_PREVIEW_DIFFS = 20
 """Per-record changes (field diffs, errors) a preview's report lists; the counts cover all."""
+
+OAI_HARVESTER_RUN_LOG_INTERVAL = 60.0
+"""Seconds between the progress lines a run logs (the log on its page in Administration →
+Jobs); a run also logs its windows, each batch's failures grouped by reason and its end."""
+
+OAI_HARVESTER_PUBLIC_SOURCES_PAGE = False
+"""Serve ``/about/harvest``, a public page (no login) of the sources this site harvests: each
+harvester's name, its record count and its last successful harvest (never its endpoint or its
+credentials)."""

@@ -29,8 +29,10 @@ class OARepoOAIHarvester:
         self.init_services(app)
         self.init_resources(app)
         from .reports import connect_reports
+        from .services.jobs import show_next_runs_on_the_jobs_page
 
         connect_reports()
+        show_next_runs_on_the_jobs_page()
         app.extensions["oarepo-oaipmh-harvester"] = self
 
     def init_services(self, app: Flask) -> None:
@@ -40,6 +42,7 @@ class OARepoOAIHarvester:
             HarvesterService,
             HarvesterServiceConfig,
             HarvestRunService,
+            HarvestRunServiceConfig,
         )
 
         harvesters_config = HarvesterServiceConfig.build(app)
@@ -47,7 +50,7 @@ class OARepoOAIHarvester:
             harvesters_config, jobs_registry_getter=self._jobs_registry
         )
         self.runs_service = HarvestRunService(
-            harvesters_config, jobs_registry_getter=self._jobs_registry
+            HarvestRunServiceConfig.build(app), jobs_registry_getter=self._jobs_registry
         )
         self.records_service = HarvestedRecordService(
             HarvestedRecordServiceConfig.build(app),
@@ -80,18 +83,37 @@ class OARepoOAIHarvester:
 def finalize_app(app: Flask) -> None:
     """Install the database-aware job registry and register every stored harvester."""
     from .jobs import HarvesterJobsRegistry
-    from .models import OAIHarvester
 
     jobs_ext = app.extensions["invenio-jobs"]
     if not isinstance(jobs_ext.registry, HarvesterJobsRegistry):
         jobs_ext.registry = HarvesterJobsRegistry(jobs_ext.registry.get_all())
     with app.app_context():
-        try:
-            for harvester in db.session.scalars(db.select(OAIHarvester)):
-                jobs_ext.registry.register_harvester(harvester)
-        except SQLAlchemyError as error:
-            # Tables not created yet (e.g. during `invenio db create`); lookups retry later.
-            log.debug("No harvesters registered at boot: %s", error)
-        finally:
-            db.session.rollback()
-            db.session.remove()
+        for harvester in _stored_harvesters():
+            jobs_ext.registry.register_harvester(harvester)
+
+
+def _stored_harvesters() -> list:
+    """Every stored harvester, read over a database connection that is closed afterwards.
+
+    Boot happens in the parent of forked processes (Celery's prefork pool, gunicorn
+    --preload, uwsgi without lazy-apps): a connection left in the pool would be inherited by
+    every child, which then share one socket and break each other's transactions (other
+    modules' tasks included). So the connection is invalidated, not returned to the pool.
+    """
+    from sqlalchemy.orm import Session
+
+    from .models import OAIHarvester
+
+    try:
+        with db.engine.connect() as connection:
+            try:
+                with Session(bind=connection, expire_on_commit=False) as session:
+                    harvesters = list(session.scalars(db.select(OAIHarvester)))
+                    session.expunge_all()
+                    return harvesters
+            finally:
+                connection.invalidate()
+    except SQLAlchemyError as error:
+        # Tables not created yet (e.g. during `invenio db create`); lookups retry later.
+        log.debug("No harvesters registered at boot: %s", error)
+        return []

@@ -29,6 +29,7 @@ from flask import current_app
 from invenio_access.permissions import system_identity
 from invenio_db import db
 
+from .credentials import CredentialsUnavailable, unseal
 from .models import OAIHarvester
 from .proxies import current_harvester_service
 from .services.errors import HarvesterServiceError
@@ -204,4 +205,21 @@ def _same(harvester: OAIHarvester, data: dict) -> bool:
                 return False
         if current != wanted:
             return False
-    return True
+    return _same_credentials(harvester, data)
+
+
+def _same_credentials(harvester: OAIHarvester, data: dict) -> bool:
+    """Whether the entry's auth and headers (if it gives them) are the stored ones."""
+    if not any(name in data for name in ("auth", "headers", "clear_credentials")):
+        return True
+    if data.get("clear_credentials"):
+        return not harvester.credentials
+    try:
+        stored = unseal(harvester.credentials)
+    except CredentialsUnavailable:
+        return False
+    auth = data.get("auth", stored.get("auth"))
+    if isinstance(auth, dict):
+        auth = {"username": auth.get("username"), "password": auth.get("password") or ""}
+    headers = data.get("headers", stored.get("headers"))
+    return auth == stored.get("auth") and (headers or None) == (stored.get("headers") or None)

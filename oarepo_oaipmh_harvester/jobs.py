@@ -17,7 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from .arguments import RUN_ARGUMENT_NAMES, RunArgumentsSchema, check_task_arguments
 from .harvest.window import SinceSource, since_source_of
 from .models import OAIHarvester
-from .tasks import harvest_oaipmh_records
+from .tasks import harvest_every_active_harvester, harvest_oaipmh_records
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +105,30 @@ class OAIHarvestJob(JobType):
         arguments = super()._build_task_arguments(job_obj, since=since, **kwargs)
         arguments["since_source"] = since_source
         return arguments
+
+
+class _RunAllTask:
+    """The run-all Celery task, looked up on access (see `_HarvestTask`)."""
+
+    __isabstractmethod__ = False
+
+    def __get__(self, instance: Any, owner: Any) -> Any:
+        return harvest_every_active_harvester
+
+
+class HarvestAllJob(JobType):
+    """Every active harvester in turn, each with its own run and watermark (a paused
+    harvester is left out); one that fails does not stop the others."""
+
+    id = "harvest_oaipmh_all"
+    title = "OAI-PMH: harvest every active harvester (harvest_oaipmh_all)"
+    description = "Run each active OAI-PMH harvester in turn, each in a run of its own job."
+    task = _RunAllTask()
+
+    @classmethod
+    def build_task_arguments(cls, job_obj: Any, since: Any = None, **kwargs: Any) -> dict:
+        # Each harvester's own run reckons its window from its own watermark.
+        return {}
 
 
 def job_type_for(harvester: OAIHarvester) -> type[OAIHarvestJob]:

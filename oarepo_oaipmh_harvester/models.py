@@ -46,6 +46,14 @@ class OAIHarvester(db.Model, db.Timestamp):
     local_drafts = db.Column(db.String(32), nullable=False, default="harvest-wins")
     invalid_drafts = db.Column(db.String(32), nullable=False, default="discard")
     doi_conflicts = db.Column(db.String(32), nullable=False, default="fail")
+    # Communities a record joins by the OAI sets it is in, {set spec: community}, besides
+    # `community` (draft-enabled targets with communities).
+    set_communities = db.Column(JSONType, nullable=True)
+    # A paused harvester is left out of the run-all job (its own job still runs if asked).
+    active = db.Column(db.Boolean, nullable=False, default=True)
+    # HTTP Basic credentials and request headers for the provider, encrypted with a key
+    # derived from SECRET_KEY (oarepo_oaipmh_harvester.credentials); None: none.
+    credentials = db.Column(db.Text, nullable=True)
 
 
 class OAIHarvestedRecord(db.Model):

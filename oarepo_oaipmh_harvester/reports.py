@@ -44,6 +44,17 @@ class FailedRecord:
 
 
 @dataclass
+class FailureReason:
+    """Records that failed for one reason: how many, a few of them, and the list of all."""
+
+    reason: str
+    count: int
+    examples: list[FailedRecord]
+    records_url: str
+    """The panel's records list, filtered to this harvester's records with this error."""
+
+
+@dataclass
 class RunReport:
     """Everything the report templates get (as ``report``)."""
 
@@ -53,8 +64,8 @@ class RunReport:
     error: str | None
     counts: dict[str, int]
     problems: list[str] = field(default_factory=list)
-    failures: list[FailedRecord] = field(default_factory=list)
-    more_failures: int = 0
+    reasons: list[FailureReason] = field(default_factory=list)
+    more_reasons: int = 0
     run: Run | None = None
     links: dict[str, str] = field(default_factory=dict)
 
@@ -150,17 +161,30 @@ def build_report(
         "unchanged": counted.unchanged,
         "failed": counted.failed,
     }
-    failures = list(counted.failures)
+
+    def failed_record(identifier: str, reason: str) -> FailedRecord:
+        quoted = quote(identifier, safe=":/")
+        return FailedRecord(
+            identifier=identifier,
+            error=reason,
+            panel_url=f"{admin}/oai-harvested-records/{harvester.id}/{quoted}",
+            api_url=f"{api}/oai-harvest/records/{harvester.id}/{quoted}",
+        )
+
+    def records_with(reason: str) -> str:
+        filters = [("f", f"harvester:{harvester.id}"), ("f", f"error:{reason}")]
+        return f"{admin}/oai-harvested-records?{urlencode(filters)}"
 
     limit = config["OAI_HARVESTER_REPORT_MAX_FAILURES"]
-    failed_records = [
-        FailedRecord(
-            identifier=identifier,
-            error=message,
-            panel_url=f"{admin}/oai-harvested-records/{harvester.id}/{quote(identifier, safe=':/')}",
-            api_url=f"{api}/oai-harvest/records/{harvester.id}/{quote(identifier, safe=':/')}",
+    groups = counted.failure_groups()
+    reasons = [
+        FailureReason(
+            reason=group.reason,
+            count=group.count,
+            examples=[failed_record(identifier, group.reason) for identifier in group.examples],
+            records_url=records_with(group.reason),
         )
-        for identifier, message in failures[:limit]
+        for group in groups[:limit]
     ]
     filters = urlencode([("f", f"harvester:{harvester.id}"), ("f", "has_errors:true")])
     links = {
@@ -178,8 +202,8 @@ def build_report(
         error=error,
         counts=counts,
         problems=problems,
-        failures=failed_records,
-        more_failures=max(counts["failed"] - len(failed_records), 0),
+        reasons=reasons,
+        more_reasons=max(len(groups) - len(reasons), 0),
         run=run,
         links=links,
     )

@@ -7,22 +7,28 @@ This module may import the engine; the engine never imports it (it receives
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 import uuid
-from datetime import datetime
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import sqlalchemy as sa
 from celery import shared_task
 from flask import current_app
+from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_jobs.errors import TaskExecutionPartialError
 from invenio_jobs.logging.jobs import EMPTY_JOB_CTX, job_context
+from invenio_jobs.models import Run
 
-from .arguments import check_task_arguments
+from .arguments import task_run_request
 from .harvest.assembly import make_writer, run_harvest
 from .harvest.counts import describe_error
 from .harvest.fanout import write_subtask
 from .harvest.results import RunOutcome
-from .harvest.window import SinceSource
+from .harvest.stopping import RunStopped, StopSignal, end_run_cancelled
 from .signals import harvest_finished
 
 log = logging.getLogger(__name__)
@@ -33,12 +39,6 @@ def _current_run_id() -> uuid.UUID | None:
     if context is EMPTY_JOB_CTX or not context.get("run_id"):
         return None
     return uuid.UUID(str(context["run_id"]))
-
-
-def _parse_since(value: Any) -> datetime | None:
-    if value is None or isinstance(value, datetime):
-        return value
-    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
 
 
 def _announce(
@@ -59,45 +59,34 @@ def _announce(
 
 @shared_task(ignore_result=True)
 def harvest_oaipmh_records(
-    harvester_id: str,
-    since: str | None = None,
-    since_source: str = SinceSource.LAST_SUCCESS.value,
-    full: bool = False,
-    identifiers: list[str] | None = None,
-    write_mode: str | None = None,
-    confirm: str | None = None,
-    **kinds: bool,
+    harvester_id: str, write_mode: str | None = None, **arguments: Any
 ) -> dict[str, Any]:
     """Harvest one harvester; invenio-jobs runs it and keeps the run's status.
 
-    `kinds`: the boolean run arguments (reconcile_only, reindex, rewrite, errors_only,
-    force, retry_errors, purge, forget), as ``arguments.RunArgumentsSchema`` names them.
+    `arguments`: the run arguments as invenio-jobs keeps them in the run (the names of
+    ``arguments.RunArgumentsSchema``, and ``since_source``).
     """
     run_id = _current_run_id()
+    stop = StopSignal(run_id)
     try:
         # Arguments can arrive past every form (a job's stored custom arguments): the same
         # schema, the identifier cap included, holds here too.
-        check_task_arguments(
-            {
-                "since": since,
-                "full": full,
-                "identifiers": identifiers,
-                "confirm": confirm,
-                **kinds,
-            }
-        )
-        summary = run_harvest(
-            harvester_id,
-            since=_parse_since(since),
-            since_source=SinceSource(since_source),
-            full=bool(full),
-            identifiers=identifiers or None,
-            run_id=run_id,
-            write_mode=write_mode,
-            enqueue_batch=enqueue_batch,
-            confirm=confirm,
-            **{name: bool(value) for name, value in kinds.items()},
-        )
+        request = task_run_request(arguments)
+        with stop_on_terminate(stop):
+            summary = run_harvest(
+                harvester_id,
+                request,
+                run_id=run_id,
+                write_mode=write_mode,
+                enqueue_batch=enqueue_batch,
+                stop=stop,
+            )
+    except RunStopped as stopped:
+        db.session.rollback()
+        current_app.logger.warning("Harvester %s: %s", harvester_id, stopped)
+        end_run_cancelled(run_id, str(stopped))
+        _announce(harvester_id, run_id, RunOutcome.CANCELLED, None, str(stopped))
+        return {"harvester_id": harvester_id, "stopped": str(stopped)}
     except Exception as error:
         db.session.rollback()
         _announce(harvester_id, run_id, RunOutcome.FAILED, None, describe_error(error))
@@ -109,6 +98,65 @@ def harvest_oaipmh_records(
         raise TaskExecutionPartialError(message=message, errored_entries_count=0)
     _announce(harvester_id, run_id, summary.outcome, summary, None)
     return {"harvester_id": harvester_id, "summary": summary.describe()}
+
+
+@contextmanager
+def stop_on_terminate(stop: StopSignal) -> Iterator[None]:
+    """In a prefork pool process, SIGTERM stops the run at its next batch.
+
+    Stop in Administration → Jobs revokes the task with terminate, which sends SIGTERM to
+    the pool process that runs it; left to its default, the process would raise SystemExit
+    wherever the harvest is, halfway through a batch, and invenio-jobs would leave the run
+    CANCELLING. Only pool processes are covered: SIGTERM to a worker's main process (solo
+    pool, warm shutdown) keeps its meaning.
+    """
+    from billiard.process import current_process
+
+    in_pool_process = current_process().name.startswith("ForkPoolWorker")
+    if not in_pool_process or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    signal.signal(
+        signal.SIGTERM, lambda signum, frame: stop.signal("the worker was told to end the task")
+    )
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+@shared_task(ignore_result=True)
+def harvest_every_active_harvester(**ignored: Any) -> dict[str, Any]:
+    """The run-all job (``harvest_oaipmh_all``): every active harvester in turn, each in a
+    run of its own job. Its run says which ran and how each ended; it is partial when one
+    did not succeed, and stops between two harvesters when it is stopped."""
+    from .proxies import current_harvest_runs_service
+
+    run_id = _current_run_id()
+    stop = StopSignal(run_id)
+    outcomes = current_harvest_runs_service.run_every_active_harvester(
+        system_identity,
+        title=f"Run of every active harvester ({run_id})" if run_id else "Run-all",
+        stop=stop.reason,
+    )
+    lines = [outcome.describe() for outcome in outcomes]
+    message = (
+        f"Ran {len(outcomes)} harvester{'' if len(outcomes) == 1 else 's'}: " + "; ".join(lines)
+        if outcomes
+        else "No active harvester."
+    )
+    reason = stop.reason()
+    if reason:
+        end_run_cancelled(run_id, f"Stopped ({reason}) before the next harvester. {message}")
+        return {"outcomes": lines}
+    if any(outcome.status != "SUCCESS" for outcome in outcomes):
+        raise TaskExecutionPartialError(message=message, errored_entries_count=0)
+    if run_id is not None:
+        db.session.execute(sa.update(Run).where(Run.id == run_id).values(message=message))
+        db.session.commit()
+    return {"outcomes": lines}
 
 
 def enqueue_batch(subtask_run_id: str, queue: str | None) -> None:

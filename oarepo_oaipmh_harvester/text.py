@@ -51,3 +51,17 @@ class StorableText(validate.Validator):
         if reason is not None:
             raise ValidationError(reason)
         return value
+
+
+TRACEBACK_HEADER = "Traceback (most recent call last):"
+
+
+def without_traceback(message: str | None) -> str | None:
+    """A run's message as an operator reads it on the harvester's pages.
+
+    invenio-jobs appends the Python traceback of an unexpected error to the run's message;
+    the run's page in Administration → Jobs still shows all of it.
+    """
+    if not message or TRACEBACK_HEADER not in message:
+        return message
+    return message.split(TRACEBACK_HEADER, 1)[0].rstrip()

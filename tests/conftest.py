@@ -10,7 +10,7 @@ import pytest
 from _pytest.config import apply_warning_filters, parse_warning_filter
 from factories import frozen_corpus
 from invenio_app.factory import create_api
-from search_node import SearchServer, empty_search_indices
+from search_node import SearchServer, empty_search_indices, ensure_search_indices
 
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
 from oarepo_oaipmh_harvester.testing.sample_records import SAMPLE_SERVICE_ID
@@ -75,6 +75,7 @@ def pytest_report_header(config):
 def pytest_sessionfinish(session):
     server = session.config.stash.get(SEARCH_SERVER, None)
     if server is not None:
+        server.remove_indices(TEST_CONFIG["SEARCH_INDEX_PREFIX"])
         server.stop()
 
 
@@ -93,13 +94,15 @@ def search_hosts(search_server):
 
 
 @pytest.fixture(scope="module")
-def search(search):
-    """pytest-invenio's indices, and the index templates `invenio index init` puts as well
-    (invenio-jobs' job logs are a data stream made from one)."""
-    from invenio_search import current_search
+def search(appctx):
+    """Empty indices for the module, as pytest-invenio's fixture gives, and the index
+    templates `invenio index init` puts as well (invenio-jobs' job logs are a data stream
+    made from one). The indices stay for the session (search_node.ensure_search_indices)."""
+    from invenio_search import current_search_client
 
-    list(current_search.put_index_templates())
-    return search
+    ensure_search_indices()
+    empty_search_indices()
+    return current_search_client
 
 
 @pytest.fixture(scope="module")
@@ -136,8 +139,10 @@ def sample_service(app):
 
 @pytest.fixture()
 def search_clear(search):
-    """pytest-invenio's, emptying the indices after the test instead of making them again."""
+    """pytest-invenio's, emptying the indices after the test instead of making them again
+    (an index the test removed is made again)."""
     yield search
+    ensure_search_indices()
     empty_search_indices()
 
 

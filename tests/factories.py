@@ -49,6 +49,30 @@ def make_harvester(base_url: str, harvester_id: str = "test", **extra: Any):
     )
 
 
+# -- runs in this process ----------------------------------------------------------------------
+def run_harvest(
+    harvester_id: str = "test",
+    *,
+    since_source: Any = None,
+    progress: Callable[[Any], None] | None = None,
+    **arguments: Any,
+):
+    """A run of the engine in this process (no invenio-jobs run), asked as every surface
+    asks: run arguments by their one name, checked by ``RunArgumentsSchema``. Its `since`,
+    like invenio-jobs' one, is automatic unless `since_source` says otherwise."""
+    from oarepo_oaipmh_harvester.arguments import RunArgumentsSchema
+    from oarepo_oaipmh_harvester.harvest import assembly
+    from oarepo_oaipmh_harvester.harvest.request import RunRequest
+    from oarepo_oaipmh_harvester.harvest.window import SinceSource
+
+    if isinstance(arguments.get("since"), datetime):
+        arguments["since"] = arguments["since"].isoformat()
+    request = RunRequest.from_arguments(
+        RunArgumentsSchema().load(arguments), since_source or SinceSource.LAST_SUCCESS
+    )
+    return assembly.run_harvest(harvester_id, request, progress=progress)
+
+
 # -- jobs and runs -----------------------------------------------------------------------------
 def job_type_id(harvester_id: str) -> str:
     """The invenio-jobs task (job type) of a harvester."""

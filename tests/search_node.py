@@ -90,6 +90,12 @@ class SearchServer:
         server.started_in = time.monotonic() - started
         return server
 
+    def remove_indices(self, prefix: str) -> None:
+        """What the session made on a cluster it did not start (SEARCH_HOSTS) goes at the end."""
+        if self.process is None:
+            requests.delete(f"{self.url}/{prefix}*", timeout=60)
+            requests.delete(f"{self.url}/_data_stream/{prefix}*", timeout=60)
+
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:
             return
@@ -102,30 +108,45 @@ class SearchServer:
             self.process.wait()
 
 
-def empty_search_indices() -> None:
-    """Every registered index emptied of its documents, and any a test removed made again.
+def registered_aliases() -> list[str]:
+    """The prefixed alias of every index the app registers (its mappings)."""
+    from invenio_search import current_search
+    from invenio_search.utils import build_alias_name
 
-    What pytest-invenio's ``search_clear`` does by deleting and creating every index, done
-    with one delete-by-query: on a real node, making the few dozen indices of an app with
-    InvenioRDM again costs seconds per test.
+    return [build_alias_name(name) for name in current_search.mappings]
+
+
+def ensure_search_indices() -> None:
+    """The index templates put and every registered index there, made only where missing.
+
+    The indices outlive the test module: on a real node, making the few dozen indices of an
+    app with InvenioRDM again for each module costs 10 to 20 s.
     """
     from invenio_search import current_search, current_search_client
     from invenio_search.utils import build_alias_name
 
-    client = current_search_client
+    list(current_search.put_index_templates())
     missing = [
         name
         for name in current_search.mappings
-        if not client.indices.exists(index=build_alias_name(name))
+        if not current_search_client.indices.exists(index=build_alias_name(name))
     ]
     if missing:
         list(current_search.create(index_list=missing))
-    aliases = ",".join(build_alias_name(name) for name in current_search.mappings)
-    # delete_by_query deletes what a search finds: documents written since the last refresh
-    # (a test that never searched after its last write) would survive into the next test.
-    client.indices.refresh(index=aliases, ignore_unavailable=True)
-    client.delete_by_query(
-        index=aliases,
+
+
+def empty_search_indices(aliases: list[str] | None = None) -> None:
+    """The documents of the registered indices (or of `aliases`) deleted.
+
+    A delete-by-query sees only what a refresh has made searchable: refreshed first, or the
+    documents of the last moments would stay.
+    """
+    from invenio_search import current_search_client
+
+    index = ",".join(aliases or registered_aliases())
+    current_search_client.indices.refresh(index=index, ignore_unavailable=True)
+    current_search_client.delete_by_query(
+        index=index,
         body={"query": {"match_all": {}}},
         conflicts="proceed",
         refresh=True,

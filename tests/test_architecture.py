@@ -7,7 +7,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "oarepo_oaipmh_harvester"
 ROOT = PACKAGE.name
-MAX_LINES = 400
+MAX_LINES = 450
 
 
 def _module_name(path: Path) -> str:
@@ -29,21 +29,12 @@ def _modules() -> dict[str, Path]:
 
 
 def _imports(name: str, path: Path, known: set[str]) -> set[str]:
-    """Package modules `name` imports anywhere (function-level imports too: they hide cycles)."""
+    """Package modules `name` imports anywhere: function-level imports and imports made for
+    typing too (a module that needs another's types for its own is tied to it as well)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
     tree = ast.parse(path.read_text())
-    typing_only = {
-        id(inner)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If)
-        and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
-        for statement in node.body
-        for inner in ast.walk(statement)
-    }
     for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue  # annotations only: never imported at run time
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):

@@ -1,17 +1,22 @@
-"""The panel's run forms - Run now, Purge..., the preview page's form - and the actions that
-open them: their schemas as invenio-administration's form renderer gets them, their labels and
-the order of their fields."""
+"""The panel's forms: the harvester's create and edit form (its fields and what they offer
+to choose from), the run forms - Run now, Purge..., the preview page's form - and the actions
+that open them: their schemas as invenio-administration's form renderer gets them, their
+labels and the order of their fields."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import current_app
+from invenio_accounts.models import User
+from invenio_db import db
 from invenio_i18n import lazy_gettext as _
 from marshmallow import Schema, fields
 
-from ..services.runs import PreviewRequestSchema
-from ..services.schemas import RunRequestSchema
+from ..harvest.assembly import current_settings
+from ..harvest.targets.options import POLICY_FIELDS
+from ..proxies import current_oai_harvester
+from ..services.run_schemas import PreviewRequestSchema, RunRequestSchema
+from ..services.targets import writable_target_ids
 
 FORM_TITLES = {
     "since": _("Since"),
@@ -114,14 +119,14 @@ class PreviewFormSchema(PreviewRequestSchema):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         _with_titles(self)
-        config = current_app.config
+        settings = current_settings()
         self.fields["limit"].metadata = {
             **self.fields["limit"].metadata,
             "description": _(
                 "Records to examine at most; empty: %(default)s (OAI_HARVESTER_PREVIEW_LIMIT), "
                 "at most %(maximum)s. The counts then cover only the records examined.",
-                default=config["OAI_HARVESTER_PREVIEW_LIMIT"],
-                maximum=config["OAI_HARVESTER_PREVIEW_MAX_LIMIT"],
+                default=settings.preview_limit,
+                maximum=settings.preview_max_limit,
             ),
         }
 
@@ -161,3 +166,180 @@ DETAIL_ACTIONS = {
 }
 """The detail page's actions. A purge is offered there only, beside what the harvester has
 harvested, not on every row of the list (where it would also turn Run now into a menu)."""
+
+
+# -- the harvester's create and edit form ---------------------------------------------------
+FORM_FIELDS = {
+    "id": {
+        "order": 1,
+        "text": _("Id"),
+        # Rendered as HTML by the form: angle brackets must be escaped.
+        "description": _(
+            "A short slug (lowercase letters, digits, '-', '_'). It names the job type "
+            "<code>harvest_oaipmh_records_&lt;id&gt;</code> and cannot change later."
+        ),
+    },
+    "name": {"order": 2, "text": _("Name")},
+    "base_url": {
+        "order": 3,
+        "text": _("Provider endpoint"),
+        "description": _(
+            "The OAI-PMH base URL (http or https). The provider is asked (Identify, "
+            "ListMetadataFormats, ListSets) before the harvester is saved."
+        ),
+    },
+    "metadata_prefix": {"order": 4, "text": _("Metadata prefix"), "placeholder": "oai_dc"},
+    "setspecs": {
+        "order": 5,
+        "text": _("Sets"),
+        # A list of plain values: the form's array widget needs items with sub-fields.
+        "type": "dropdown",
+        "multiple": True,
+        "search": True,
+        "allowAdditions": True,
+        "options": [],
+        "description": _(
+            "Type a set spec and press Enter, once per set; the sets are harvested one after "
+            "another. None harvests the whole repository."
+        ),
+    },
+    "target": {
+        "order": 6,
+        "text": _("Target service"),
+        "description": _("The records service that harvested records are written to."),
+    },
+    "transformer": {"order": 7, "text": _("Transformer")},
+    "batch_size": {"order": 8, "text": _("Batch size")},
+    "request_delay": {
+        "order": 8.5,
+        "text": _("Pause between requests (seconds)"),
+        # A float has no widget in the form renderer; the API reads decimal text.
+        "type": "string",
+        "description": _("Politeness towards this provider; empty uses the site default."),
+    },
+    "harvest_managers": {
+        "order": 9,
+        "text": _("Harvest managers"),
+        "type": "dropdown",
+        "multiple": True,
+        "search": True,
+        "allowAdditions": True,
+        "description": _(
+            "Users who may see this harvester, its records and runs, start it, and who "
+            "receive its run reports (choose by e-mail, or type a user id)."
+        ),
+    },
+    "owner": {
+        "order": 9.1,
+        "text": _("Owner of the records"),
+        "type": "dropdown",
+        "search": True,
+        "clearable": True,
+        "description": _(
+            "The user who owns the harvested records (InvenioRDM shows them as theirs); "
+            "empty: the system. A dedicated harvester account is a good choice."
+        ),
+    },
+    "community": {
+        "order": 9.2,
+        "text": _("Community"),
+        "description": _(
+            "InvenioRDM: the community (slug or id) that new harvested records are included in."
+        ),
+    },
+    "target_adapter": {
+        "order": 9.3,
+        "text": _("Write records through"),
+        "description": _(
+            "auto: drafts for a draft-enabled service (InvenioRDM), else create/update."
+        ),
+    },
+    "local_drafts": {
+        "order": 9.4,
+        "text": _("A local draft of a harvested record"),
+        "description": _(
+            "harvest-wins: the harvested data replaces the draft and is published (the run "
+            "report names the record); local-wins: the record is skipped and reported."
+        ),
+    },
+    "invalid_drafts": {
+        "order": 9.5,
+        "text": _("A new record the target refuses"),
+        "description": _(
+            "discard: no draft is left behind; keep: the draft stays for a curator to fix. "
+            "The errors are on the harvested record either way."
+        ),
+    },
+    "doi_conflicts": {
+        "order": 9.6,
+        "text": _("A DOI held by another local record"),
+        "description": _(
+            "fail: the harvested record fails, naming the holder (which is never changed); "
+            "take-over: the holder becomes this harvester's record."
+        ),
+    },
+    "set_communities": {
+        "order": 9.25,
+        "text": _("Communities of sets"),
+        "rows": 3,
+        "description": _(
+            "InvenioRDM: records in a set also join a community, one <code>set = community"
+            "</code> per line (slug or id of the community)."
+        ),
+    },
+    "active": {
+        "order": 9.8,
+        "text": _("Active"),
+        "description": _("A paused harvester is left out of the run-all job."),
+    },
+    "auth_username": {
+        "order": 9.85,
+        "text": _("Provider user name (HTTP Basic)"),
+        "description": _(
+            "With the password: stored encrypted and never shown again; leave both empty to "
+            "keep what is set."
+        ),
+    },
+    "auth_password": {"order": 9.86, "text": _("Provider password")},
+    "headers": {
+        "order": 9.9,
+        "text": _("Request headers"),
+        "rows": 2,
+        "description": _(
+            "Sent to the provider with every request, one <code>Name: value</code> per line "
+            "(an API token, say). Stored encrypted and never shown again; leave empty to keep "
+            "what is set."
+        ),
+    },
+    "clear_credentials": {
+        "order": 9.95,
+        "text": _("Forget the provider's login and headers"),
+    },
+    "comment": {"order": 10, "text": _("Comment"), "rows": 3},
+}
+
+MAX_USER_OPTIONS = 500
+"""Users offered as harvest managers; a larger site types the user id of the others."""
+
+
+def harvester_form_fields() -> dict[str, Any]:
+    """FORM_FIELDS with what the operator chooses from: targets, transformers, users."""
+    fields = {name: dict(config) for name, config in FORM_FIELDS.items()}
+    fields["target"]["options"] = [
+        {"id": service_id, "title_l10n": service_id} for service_id in writable_target_ids()
+    ]
+    fields["transformer"]["options"] = [
+        {"id": name, "title_l10n": name} for name in current_oai_harvester.transformers.names()
+    ]
+    users = db.session.execute(
+        db.select(User.id, User.email).order_by(User.email).limit(MAX_USER_OPTIONS)
+    ).all()
+    fields["harvest_managers"]["options"] = [
+        {"id": user_id, "title_l10n": f"{email} (id {user_id})"} for user_id, email in users
+    ]
+    fields["owner"]["options"] = fields["harvest_managers"]["options"]
+    for name, choices in POLICY_FIELDS.items():
+        fields[name]["options"] = [
+            {"id": member.value, "title_l10n": member.value} for member in choices
+        ]
+    return fields

@@ -5,31 +5,27 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from flask import abort, g, url_for
-from invenio_accounts.models import User
 from invenio_administration.views.base import (
     AdminResourceCreateView,
     AdminResourceDetailView,
     AdminResourceEditView,
     AdminResourceListView,
 )
-from invenio_db import db
 from invenio_i18n import lazy_gettext as _
 from markupsafe import escape
 
-from ..harvest.targets.options import POLICY_FIELDS
 from ..jobs import job_type_id
 from ..proxies import (
     current_harvest_runs_service,
     current_harvested_records_service,
     current_harvester_service,
-    current_oai_harvester,
 )
 from ..services.errors import HarvesterNotFound
-from ..services.targets import writable_target_ids
 from .compat import ApiEndpointByName
-from .forms import DETAIL_ACTIONS, RUN_ACTION, in_form_order
+from .forms import DETAIL_ACTIONS, RUN_ACTION, harvester_form_fields, in_form_order
 
 EXTENSION_NAME = "oarepo-oaipmh-harvester"
 CATEGORY = _("OAI-PMH")
@@ -167,6 +163,21 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
                 "runs_total": runs["hits"]["total"],
                 "records_total": records.total,
                 "records_with_errors": with_errors.total,
+                "error_reasons": [
+                    {
+                        "reason": group.reason,
+                        "count": group.count,
+                        "examples": group.examples,
+                        "records_link": harvester["links"]["records_html"]
+                        + "&"
+                        + urlencode({"f": f"error:{group.reason}"}),
+                    }
+                    for group in (
+                        current_harvested_records_service.error_reasons(g.identity, pid_value)
+                        if with_errors.total
+                        else []
+                    )
+                ],
             }
         )
         return context
@@ -216,151 +227,12 @@ def _displayed_run(run: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-FORM_FIELDS = {
-    "id": {
-        "order": 1,
-        "text": _("Id"),
-        # Rendered as HTML by the form: angle brackets must be escaped.
-        "description": _(
-            "A short slug (lowercase letters, digits, '-', '_'). It names the job type "
-            "<code>harvest_oaipmh_records_&lt;id&gt;</code> and cannot change later."
-        ),
-    },
-    "name": {"order": 2, "text": _("Name")},
-    "base_url": {
-        "order": 3,
-        "text": _("Provider endpoint"),
-        "description": _(
-            "The OAI-PMH base URL (http or https). The provider is asked (Identify, "
-            "ListMetadataFormats, ListSets) before the harvester is saved."
-        ),
-    },
-    "metadata_prefix": {"order": 4, "text": _("Metadata prefix"), "placeholder": "oai_dc"},
-    "setspecs": {
-        "order": 5,
-        "text": _("Sets"),
-        # A list of plain values: the form's array widget needs items with sub-fields.
-        "type": "dropdown",
-        "multiple": True,
-        "search": True,
-        "allowAdditions": True,
-        "options": [],
-        "description": _(
-            "Type a set spec and press Enter, once per set; the sets are harvested one after "
-            "another. None harvests the whole repository."
-        ),
-    },
-    "target": {
-        "order": 6,
-        "text": _("Target service"),
-        "description": _("The records service that harvested records are written to."),
-    },
-    "transformer": {"order": 7, "text": _("Transformer")},
-    "batch_size": {"order": 8, "text": _("Batch size")},
-    "request_delay": {
-        "order": 8.5,
-        "text": _("Pause between requests (seconds)"),
-        # A float has no widget in the form renderer; the API reads decimal text.
-        "type": "string",
-        "description": _("Politeness towards this provider; empty uses the site default."),
-    },
-    "harvest_managers": {
-        "order": 9,
-        "text": _("Harvest managers"),
-        "type": "dropdown",
-        "multiple": True,
-        "search": True,
-        "allowAdditions": True,
-        "description": _(
-            "Users who may see this harvester, its records and runs, start it, and who "
-            "receive its run reports (choose by e-mail, or type a user id)."
-        ),
-    },
-    "owner": {
-        "order": 9.1,
-        "text": _("Owner of the records"),
-        "type": "dropdown",
-        "search": True,
-        "clearable": True,
-        "description": _(
-            "The user who owns the harvested records (InvenioRDM shows them as theirs); "
-            "empty: the system. A dedicated harvester account is a good choice."
-        ),
-    },
-    "community": {
-        "order": 9.2,
-        "text": _("Community"),
-        "description": _(
-            "InvenioRDM: the community (slug or id) that new harvested records are included in."
-        ),
-    },
-    "target_adapter": {
-        "order": 9.3,
-        "text": _("Write records through"),
-        "description": _(
-            "auto: drafts for a draft-enabled service (InvenioRDM), else create/update."
-        ),
-    },
-    "local_drafts": {
-        "order": 9.4,
-        "text": _("A local draft of a harvested record"),
-        "description": _(
-            "harvest-wins: the harvested data replaces the draft and is published (the run "
-            "report names the record); local-wins: the record is skipped and reported."
-        ),
-    },
-    "invalid_drafts": {
-        "order": 9.5,
-        "text": _("A new record the target refuses"),
-        "description": _(
-            "discard: no draft is left behind; keep: the draft stays for a curator to fix. "
-            "The errors are on the harvested record either way."
-        ),
-    },
-    "doi_conflicts": {
-        "order": 9.6,
-        "text": _("A DOI held by another local record"),
-        "description": _(
-            "fail: the harvested record fails, naming the holder (which is never changed); "
-            "take-over: the holder becomes this harvester's record."
-        ),
-    },
-    "comment": {"order": 10, "text": _("Comment"), "rows": 3},
-}
-
-MAX_USER_OPTIONS = 500
-"""Users offered as harvest managers; a larger site types the user id of the others."""
-
-
-def form_fields_with_choices() -> dict[str, Any]:
-    """FORM_FIELDS with what the operator chooses from: targets, transformers, users."""
-    fields = {name: dict(config) for name, config in FORM_FIELDS.items()}
-    fields["target"]["options"] = [
-        {"id": service_id, "title_l10n": service_id} for service_id in writable_target_ids()
-    ]
-    fields["transformer"]["options"] = [
-        {"id": name, "title_l10n": name} for name in current_oai_harvester.transformers.names()
-    ]
-    users = db.session.execute(
-        db.select(User.id, User.email).order_by(User.email).limit(MAX_USER_OPTIONS)
-    ).all()
-    fields["harvest_managers"]["options"] = [
-        {"id": user_id, "title_l10n": f"{email} (id {user_id})"} for user_id, email in users
-    ]
-    fields["owner"]["options"] = fields["harvest_managers"]["options"]
-    for name, choices in POLICY_FIELDS.items():
-        fields[name]["options"] = [
-            {"id": member.value, "title_l10n": member.value} for member in choices
-        ]
-    return fields
-
-
 class HarvesterFormMixin:
     """Create and edit: the form fields with their current choices."""
 
     @property
     def form_fields(self) -> dict[str, Any]:
-        return form_fields_with_choices()
+        return harvester_form_fields()
 
 
 class HarvesterCreateView(HarvesterFormMixin, HarvesterAdminMixin, AdminResourceCreateView):

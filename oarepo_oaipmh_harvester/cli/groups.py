@@ -14,11 +14,29 @@ def fail(message: str) -> NoReturn:
     raise click.ClickException(message)
 
 
+OPTION_OF_FIELD = {
+    "setspecs": "--set",
+    "harvest_managers": "--manager",
+    "set_communities": "--set-community",
+    "active": "--active/--paused",
+    "auth": "--auth-user/--auth-password-file",
+    "headers": "--header",
+}
+"""Fields whose option is not simply ``--<field-name>``."""
+
+
+def option_of(field: str) -> str:
+    """The command-line option of a service field (``set_communities.phys``: its option)."""
+    name, _, rest = field.partition(".")
+    option = OPTION_OF_FIELD.get(name, f"--{name.replace('_', '-')}")
+    return f"{option} ({rest})" if rest else option
+
+
 def refusal(error: Exception, what: str) -> str:
     """A service's error as an operator reads it here: refused fields named as the command's
     options (``errors_only`` is ``--errors-only`` on the command line)."""
     if isinstance(error, HarvesterValidationError):
-        return error.describe(what, lambda field: f"--{field.replace('_', '-')}")
+        return error.describe(what, option_of)
     return str(error)
 
 

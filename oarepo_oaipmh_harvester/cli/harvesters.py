@@ -17,7 +17,8 @@ from .groups import echo_json, fail, harvester, refusal
 HARVESTER_FIELDS = (
     "id", "name", "comment", "base_url", "metadata_prefix", "setspecs", "target", "transformer",
     "batch_size", "request_delay", "harvest_managers", "owner", "community", "target_adapter",
-    "local_drafts", "invalid_drafts", "doi_conflicts", "watermark", "created", "updated",
+    "local_drafts", "invalid_drafts", "doi_conflicts", "set_communities", "active",
+    "credentials", "watermark", "created", "updated",
 )  # fmt: skip
 
 
@@ -57,6 +58,31 @@ def _harvester_options(required: bool):
             click.option(
                 "--community", help="Community (slug or id) that new records join (InvenioRDM)."
             ),
+            click.option(
+                "--set-community",
+                "set_communities",
+                multiple=True,
+                metavar="SET=COMMUNITY",
+                help="Records in SET join COMMUNITY too (InvenioRDM); repeat.",
+            ),
+            click.option(
+                "--active/--paused",
+                default=None,
+                help="A paused harvester is left out of the run-all job.",
+            ),
+            click.option("--auth-user", help="User name for the provider (HTTP Basic)."),
+            click.option(
+                "--auth-password-file",
+                type=click.File("r"),
+                help="File whose first line is the provider's password ('-': standard input).",
+            ),
+            click.option(
+                "--header",
+                "headers",
+                multiple=True,
+                metavar='"NAME: VALUE"',
+                help="Request header sent to the provider (e.g. an API token); repeat.",
+            ),
             *(
                 click.option(
                     f"--{name.replace('_', '-')}",
@@ -83,10 +109,23 @@ POLICY_HELP = {
 
 
 def _collect(values: dict[str, Any]) -> dict[str, Any]:
+    """The service's fields from the options given (a password is read from its file, never
+    from the command line)."""
+    user = values.pop("auth_user", None)
+    password_file = values.pop("auth_password_file", None)
     data = {k: v for k, v in values.items() if v is not None and v != ()}
     for key in ("setspecs", "harvest_managers"):
         if key in data:
             data[key] = list(data[key])
+    if "set_communities" in data:
+        data["set_communities"] = "\n".join(data["set_communities"])
+    if "headers" in data:
+        data["headers"] = "\n".join(data["headers"])
+    if password_file is not None and user is None:
+        fail("--auth-password-file goes with --auth-user.")
+    if user is not None:
+        password = password_file.readline().rstrip("\r\n") if password_file else ""
+        data["auth"] = {"username": user, "password": password}
     return data
 
 
@@ -120,13 +159,20 @@ def create_harvester(harvester_id: str, no_check: bool, **values: Any) -> None:
 @click.argument("harvester_id")
 @_harvester_options(required=False)
 @click.option("--clear-sets", is_flag=True, help="Harvest the whole repository (no set).")
+@click.option(
+    "--clear-credentials", is_flag=True, help="Forget the provider's user, password and headers."
+)
 @_no_check_option
 @with_appcontext
-def update_harvester(harvester_id: str, clear_sets: bool, no_check: bool, **values: Any) -> None:
+def update_harvester(
+    harvester_id: str, clear_sets: bool, clear_credentials: bool, no_check: bool, **values: Any
+) -> None:
     """Change a harvester; options left out keep their value."""
     data = _collect(values)
     if clear_sets:
         data["setspecs"] = []
+    if clear_credentials:
+        data["clear_credentials"] = True
     try:
         current_harvester_service.update(
             system_identity, harvester_id, data, check=False if no_check else None
@@ -203,6 +249,8 @@ def list_harvesters(as_json: bool) -> None:
     for item in harvesters:
         h = item.data
         sets = ",".join(h.get("setspecs") or []) or "-"
+        state = "" if h.get("active", True) else "\tpaused"
         click.echo(
             f"{h['id']}\t{h['base_url']}\t{h['metadata_prefix']}\tsets={sets}\t-> {h['target']}"
+            f"{state}"
         )

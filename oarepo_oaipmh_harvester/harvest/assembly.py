@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import uuid
 from contextvars import ContextVar
-from datetime import datetime
 from typing import Any
 
 from flask import current_app
@@ -18,18 +17,25 @@ from invenio_db import db
 from invenio_jobs.models import Run
 from invenio_records_resources.proxies import current_service_registry
 
+from ..credentials import provider_credentials
 from ..models import OAIHarvester
 from ..protocol.client import OAIClient
+from ..protocol.credentials import ProviderCredentials
+from ..protocol.records import OAIRecord
+from ..provenance import Provenance, getrecord_url
+from .effects import DryRun, KeptWrites, Writes
 from .fanout import BatchDispatcher, Enqueue
 from .interrupted import close_interrupted_runs, grace_for
 from .lock import exclusive_run
 from .memory import run_scope
 from .preview import PreviewReport
+from .request import INCREMENTAL, RunKind, RunRequest
 from .results import HarvestSummary, ProgressCallback
 from .run import HarvestRun
+from .run_log import RunLog
 from .settings import HarvestSettings
+from .stopping import StopSignal
 from .targets import TargetOptions, adapter_for
-from .window import SinceSource
 from .writer import RecordWriter
 
 log = logging.getLogger(__name__)
@@ -51,6 +57,7 @@ def build_client(
     request_delay: float | None = None,
     *,
     settings: HarvestSettings | None = None,
+    credentials: ProviderCredentials | None = None,
     **overrides: Any,
 ) -> OAIClient:
     """An OAI-PMH client with the site's settings; `overrides` change single protocol options
@@ -62,6 +69,7 @@ def build_client(
         base_url,
         settings.protocol,
         user_agent=settings.user_agent_for(harvester_id),
+        credentials=credentials,
         **overrides,
     )
 
@@ -114,14 +122,31 @@ def writing_identity(owner: int | None) -> Any:
 
 
 def make_writer(
-    harvester_id: str, run_id: uuid.UUID | None, settings: HarvestSettings | None = None
+    harvester_id: str,
+    run_id: uuid.UUID | None,
+    settings: HarvestSettings | None = None,
+    *,
+    writes: Writes | None = None,
 ) -> RecordWriter:
-    """The writer of a harvester's records into its target service, for one run."""
+    """The writer of a harvester's records into its target service, for one run (`writes`:
+    a run's, kept, unless a dry run's)."""
     from ..proxies import current_oai_harvester
 
     settings = settings or current_settings()
     harvester = _stored_harvester(harvester_id)
     options = TargetOptions.of(harvester)
+    # Plain values: the writer runs past commits that expire the ORM object.
+    name, base_url, prefix = harvester.name, harvester.base_url, harvester.metadata_prefix
+
+    def provenance_of(record: OAIRecord) -> Provenance:
+        return Provenance(
+            harvester_id=harvester_id,
+            harvester_name=name,
+            oai_identifier=record.identifier or "",
+            datestamp=record.datestamp or "",
+            getrecord_url=getrecord_url(base_url, prefix, record.identifier or ""),
+        )
+
     return RecordWriter(
         harvester_id=harvester.id,
         target=adapter_for(
@@ -129,57 +154,56 @@ def make_writer(
             writing_identity(options.owner),
             harvester_id=harvester.id,
             options=options,
+            custom_fields=frozenset(
+                field.name for field in current_app.config.get("RDM_CUSTOM_FIELDS") or ()
+            ),
         ),
         transformer=current_oai_harvester.transformers.get(harvester.transformer),
         run_id=run_id,
         retry_backoff=settings.retry_backoff,
+        writes=writes,
+        provenance_of=provenance_of,
     )
 
 
 def run_harvest(
     harvester_id: str,
+    request: RunRequest = INCREMENTAL,
     *,
-    since: datetime | None = None,
-    since_source: SinceSource = SinceSource.LAST_SUCCESS,
-    full: bool = False,
-    identifiers: list[str] | None = None,
     run_id: uuid.UUID | None = None,
     progress: ProgressCallback | None = None,
-    reconcile_only: bool = False,
-    reindex: bool = False,
-    rewrite: bool = False,
-    errors_only: bool = False,
-    force: bool = False,
-    retry_errors: bool = False,
-    purge: bool = False,
-    forget: bool = False,
-    confirm: str | None = None,
-    preview: PreviewReport | None = None,
+    dry_run: PreviewReport | None = None,
     write_mode: str | None = None,
     enqueue_batch: Enqueue | None = None,
+    stop: StopSignal | None = None,
 ) -> HarvestSummary:
-    """Run one harvest of a stored harvester in this process (the arguments: see
-    :meth:`.run.HarvestRun.execute`).
+    """Run one harvest of a stored harvester in this process, as `request` asks.
 
     `write_mode` ("local" or "celery") overrides OAI_HARVESTER_WRITE_MODE for this run;
     batches are handed to workers only in a run of invenio-jobs, through `enqueue_batch`.
-    With `preview` (a dry run) nothing is committed and what would happen is noted there.
+    With `dry_run` (a preview) nothing is committed and what would happen is noted there.
+    `stop` tells the run to stop between batches; by default a run of invenio-jobs stops
+    when its run is set CANCELLING (Stop in Administration → Jobs).
     """
     settings = current_settings()
     harvester = _stored_harvester(harvester_id)
-    if purge and confirm != harvester.id:
+    is_purge = request.kind is RunKind.PURGE
+    if is_purge and request.confirm != harvester.id:
         raise PurgeNotConfirmed(harvester.id)
-    if purge and preview is not None:
+    if is_purge and dry_run is not None:
         raise ValueError("A purge cannot be previewed; it removes the harvester's records.")
     # Runs outside invenio-jobs still need an id: reconciliation tells seen rows by it.
     is_jobs_run = run_id is not None and db.session.get(Run, run_id) is not None
+    if stop is None:
+        stop = StopSignal(run_id if is_jobs_run else None)
     run_id = run_id or uuid.uuid4()
-    writer = make_writer(harvester.id, run_id, settings)
+    writes = DryRun(dry_run) if dry_run is not None else KeptWrites()
+    writer = make_writer(harvester.id, run_id, settings, writes=writes)
     dispatcher = None
-    fan_out = (write_mode or settings.write_mode) == "celery" and is_jobs_run and not preview
+    fan_out = (write_mode or settings.write_mode) == "celery" and is_jobs_run and not dry_run
     if fan_out and enqueue_batch is None:
         log.warning("Harvester %s: no task queue given; writing batches here.", harvester.id)
-    elif fan_out and not (identifiers or reconcile_only or rewrite or purge or retry_errors):
+    elif fan_out and request.kind is RunKind.HARVEST:
         dispatcher = BatchDispatcher(
             harvester_id=harvester.id,
             parent_run_id=run_id,
@@ -198,7 +222,11 @@ def run_harvest(
             timeout=settings.lock_timeout,
         ) as lock,
         build_client(
-            harvester.base_url, harvester.id, harvester.request_delay, settings=settings
+            harvester.base_url,
+            harvester.id,
+            harvester.request_delay,
+            settings=settings,
+            credentials=provider_credentials(harvester.credentials),
         ) as client,
     ):
         # Read again under the lock: a run that waited for it may find its harvester changed,
@@ -210,7 +238,7 @@ def run_harvest(
         grace = grace_for(settings.wait_for_running, settings.lock_timeout)
         closed = (
             []
-            if preview is not None  # a preview changes nothing, other runs' rows included
+            if dry_run is not None  # a preview changes nothing, other runs' rows included
             else close_interrupted_runs(
                 harvester.id, found_by=f"run {run_id}", except_run=run_id, grace=grace
             )
@@ -226,18 +254,8 @@ def run_harvest(
             run_id=run_id,
             progress=progress or progress_listener.get(),
             dispatcher=dispatcher,
-            preview=preview,
-        ).execute(
-            since=since,
-            since_source=since_source,
-            full=full,
-            identifiers=identifiers,
-            reconcile_only=reconcile_only,
-            reindex=reindex,
-            rewrite=rewrite,
-            errors_only=errors_only,
-            force=force,
-            retry_errors=retry_errors,
-            purge=purge,
-            forget=forget,
-        )
+            stop=stop,
+            # The application's logger: invenio-jobs shows what it receives during a run on
+            # the run's page.
+            run_log=RunLog(current_app.logger, harvester.id, interval=settings.run_log_interval),
+        ).execute(request)

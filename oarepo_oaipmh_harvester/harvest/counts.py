@@ -15,6 +15,44 @@ from marshmallow import ValidationError
 MAX_KEPT_FAILURES = 100
 """Failed identifiers (with their errors) a run keeps in memory for its message and report."""
 
+EXAMPLES_PER_REASON = 3
+"""Identifiers named with each reason records failed for."""
+
+MAX_REASONS = 50
+"""Distinct reasons a run tells apart; the rest are counted under OTHER_REASONS."""
+
+OTHER_REASONS = "other reasons"
+
+REASON_LENGTH = 300
+"""Characters of a reason shown; the records list in the panel has each error whole."""
+
+
+def failure_reason(error: str) -> str:
+    """What records that failed alike have in common: the first line of the error."""
+    first_line = (error.strip().splitlines() or [""])[0].strip()
+    if len(first_line) > REASON_LENGTH:
+        return first_line[: REASON_LENGTH - 1] + "…"
+    return first_line
+
+
+@dataclass
+class FailureGroup:
+    """Records that failed for one reason: how many, and a few of their identifiers."""
+
+    reason: str
+    count: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        named = ", ".join(self.examples)
+        more = ", ..." if self.count > len(self.examples) else ""
+        return f"{self.count} × {self.reason} ({named}{more})"
+
+    def add(self, count: int, examples: list[str]) -> None:
+        self.count += count
+        room = EXAMPLES_PER_REASON - len(self.examples)
+        self.examples.extend(example for example in examples[: max(room, 0)])
+
 
 class RecordValidationError(Exception):
     """Schema errors of one record, as a service reports them without raising."""
@@ -46,6 +84,8 @@ class WriteCounts:
     reindexed: int = 0
     """Records sent to the search index again by a reindexing run (arrived or not)."""
     failures: list[tuple[str, str]] = field(default_factory=list)
+    reasons: dict[str, FailureGroup] = field(default_factory=dict)
+    """Every failed (or not indexed) record counted by reason, whatever MAX_KEPT_FAILURES."""
     notices: list[tuple[str, str]] = field(default_factory=list)
     """(identifier, what happened) of written records that an operator should know of, such
     as a local draft replaced by the harvested data; kept up to MAX_KEPT_FAILURES."""
@@ -64,6 +104,8 @@ class WriteCounts:
         self.reindexed += other.reindexed
         room = MAX_KEPT_FAILURES - len(self.failures)
         self.failures.extend(other.failures[: max(room, 0)])
+        for group in other.reasons.values():
+            self._tally(group.reason, group.count, group.examples)
         room = MAX_KEPT_FAILURES - len(self.notices)
         self.notices.extend(other.notices[: max(room, 0)])
 
@@ -77,7 +119,7 @@ class WriteCounts:
     def fail(self, identifier: str, error: str, records: int = 1) -> None:
         """Count `records` failed records under one message (a whole batch fails at once)."""
         self.failed += records
-        self._keep(identifier, error)
+        self._keep(identifier, error, records)
 
     def not_indexed_one(self, identifier: str, error: str) -> None:
         self.not_indexed += 1
@@ -88,9 +130,19 @@ class WriteCounts:
         if len(self.notices) < MAX_KEPT_FAILURES:
             self.notices.append((identifier, text))
 
-    def _keep(self, identifier: str, error: str) -> None:
+    def _keep(self, identifier: str, error: str, records: int = 1) -> None:
         if len(self.failures) < MAX_KEPT_FAILURES:
             self.failures.append((identifier, error))
+        self._tally(failure_reason(error), records, [identifier])
+
+    def _tally(self, reason: str, count: int, examples: list[str]) -> None:
+        if reason not in self.reasons and len(self.reasons) >= MAX_REASONS:
+            reason = OTHER_REASONS
+        self.reasons.setdefault(reason, FailureGroup(reason)).add(count, examples)
+
+    def failure_groups(self) -> list[FailureGroup]:
+        """The reasons records failed for, the most frequent first."""
+        return sorted(self.reasons.values(), key=lambda group: -group.count)
 
     def describe(self) -> str:
         text = (
@@ -142,11 +194,19 @@ class WriteCounts:
             "not_indexed": self.not_indexed,
             "reindexed": self.reindexed,
             "failures": [list(failure) for failure in self.failures],
+            "reasons": [[g.reason, g.count, g.examples] for g in self.reasons.values()],
             "notices": [list(notice) for notice in self.notices],
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WriteCounts:
+        counts = cls._from_dict(data)
+        for reason, count, examples in data.get("reasons", []):
+            counts._tally(str(reason), int(count), [str(e) for e in examples])
+        return counts
+
+    @classmethod
+    def _from_dict(cls, data: dict[str, Any]) -> WriteCounts:
         return cls(
             created=int(data.get("created", 0)),
             updated=int(data.get("updated", 0)),

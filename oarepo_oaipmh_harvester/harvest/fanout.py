@@ -33,6 +33,7 @@ from ..protocol.items import record_from_xml
 from ..protocol.records import OAIRecord
 from .counts import WriteCounts, describe_error
 from .memory import run_scope
+from .stopping import RunStopped
 from .writer import RecordWriter
 
 WriterFactory = Callable[[str, uuid.UUID | None], RecordWriter]
@@ -187,30 +188,48 @@ class BatchDispatcher:
             system_identity, self.parent_run_id, self.job_id, records
         )
 
-    def wait(self, verify_lock: Callable[[], None] | None = None) -> WriteCounts:
+    def wait(
+        self,
+        verify_lock: Callable[[], None] | None = None,
+        stop: Callable[[], str | None] | None = None,
+    ) -> WriteCounts:
         """Until every subtask finished (writing stale-queued ones here); the summed counts.
 
         `verify_lock` raises when the run no longer holds its lock: it must then neither
-        write batches itself nor wait for workers it can no longer vouch for.
+        write batches itself nor wait for workers it can no longer vouch for. `stop` says why
+        the run must stop (None: go on): the batches no worker has taken are then cancelled,
+        the ones being written are waited for, and :class:`RunStopped` ends the wait.
         """
         deadline = time.monotonic() + self.wait_timeout
+        stopping: str | None = None
         while True:
             if verify_lock is not None:
                 verify_lock()
+            if stop is not None and stopping is None:
+                stopping = stop()
+                if stopping:
+                    self._cancel_queued()
             db.session.expire_all()
             subtasks = db.session.execute(
                 sa.select(Run.id, Run.status, Run.created).where(
                     Run.parent_run_id == self.parent_run_id
                 )
             ).all()
-            pending = [s for s in subtasks if s.status not in FINISHED]
+            pending = [s for s in subtasks if s.status not in (*FINISHED, RunStatusEnum.CANCELLED)]
             if not pending:
-                return self._collect()
+                counts = self._collect()
+                if stopping:
+                    raise RunStopped(stopping, counts.total)
+                return counts
             now = datetime.now(UTC)
             for subtask in pending:
                 created = subtask.created.replace(tzinfo=UTC)
                 waiting = (now - created).total_seconds()
-                if subtask.status == RunStatusEnum.QUEUED and waiting >= self.take_over_after:
+                if (
+                    not stopping
+                    and subtask.status == RunStatusEnum.QUEUED
+                    and waiting >= self.take_over_after
+                ):
                     write_subtask(subtask.id, self.writer_factory)
             if time.monotonic() > deadline:
                 raise FanOutTimeout(
@@ -219,12 +238,23 @@ class BatchDispatcher:
                 )
             time.sleep(self.poll_interval)
 
+    def _cancel_queued(self) -> None:
+        """Batches no worker has taken yet are not written (a worker's claim then fails)."""
+        db.session.execute(
+            sa.update(Run)
+            .where(Run.parent_run_id == self.parent_run_id, Run.status == RunStatusEnum.QUEUED)
+            .values(status=RunStatusEnum.CANCELLED, finished_at=datetime.now(UTC))
+        )
+        db.session.commit()
+
     def _collect(self) -> WriteCounts:
         totals = WriteCounts()
-        for subtask_id, args in db.session.execute(
-            sa.select(Run.id, Run.args).where(Run.parent_run_id == self.parent_run_id)
+        for subtask_id, status, args in db.session.execute(
+            sa.select(Run.id, Run.status, Run.args).where(Run.parent_run_id == self.parent_run_id)
         ):
             args = args or {}
+            if status == RunStatusEnum.CANCELLED:
+                continue  # cancelled by a stop before any worker took it: nothing was written
             if "counts" in args:
                 totals.add(WriteCounts.from_dict(args["counts"]))
             else:  # finished without a report (closed as interrupted): nothing is vouched for

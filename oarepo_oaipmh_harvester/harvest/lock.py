@@ -95,10 +95,11 @@ def exclusive_run(
     engine: Engine,
     *,
     wait: bool = False,
-    timeout: float = 3600.0,
+    timeout: float = 0.0,
     poll_interval: float = 1.0,
 ) -> Iterator[RunLock]:
-    """Hold the harvester's lock for the block; HarvesterBusy if another process holds it."""
+    """Hold the harvester's lock for the block; HarvesterBusy if another process holds it
+    (with `wait`, once it has been held for `timeout` seconds: OAI_HARVESTER_LOCK_TIMEOUT)."""
     if engine.dialect.name != "postgresql":
         # SQLite allows one writing process anyway; there is nothing to coordinate.
         yield RunLock(harvester_id)

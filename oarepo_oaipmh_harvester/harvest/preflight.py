@@ -14,6 +14,7 @@ import errno
 import socket
 from collections.abc import Sequence
 
+from ..protocol.credentials import ProviderCredentials
 from ..protocol.errors import ForbiddenAddress, NoSetHierarchy, OAIHarvestError, limited
 from .assembly import build_client
 
@@ -72,11 +73,18 @@ def check_provider(
     *,
     timeout: tuple[float, float] = (3.0, 15.0),
     max_retries: int = 1,
+    credentials: ProviderCredentials | None = None,
 ) -> None:
-    """Identify, ListMetadataFormats and ListSets (all pages); raise PreflightError on problems."""
+    """Identify, ListMetadataFormats and ListSets (all pages); raise PreflightError on problems.
+
+    `credentials` go with the requests as they would with a run's."""
     errors: dict[str, list[str]] = {}
     with build_client(
-        base_url, timeout=timeout, max_retries=max_retries, max_retry_wait=timeout[1]
+        base_url,
+        credentials=credentials,
+        timeout=timeout,
+        max_retries=max_retries,
+        max_retry_wait=timeout[1],
     ) as client:
         try:
             client.identify()

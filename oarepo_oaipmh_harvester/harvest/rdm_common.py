@@ -399,11 +399,9 @@ class RDMTransformer:
 
         require_rdm(self.name)
         config = current_app.config
-        self.default_resource_type = default_resource_type or config.get(
-            DEFAULT_RESOURCE_TYPE_KEY, "publication"
-        )
-        self.default_contributor_role = default_contributor_role or config.get(
-            DEFAULT_CONTRIBUTOR_ROLE_KEY, "other"
+        self.default_resource_type = default_resource_type or config[DEFAULT_RESOURCE_TYPE_KEY]
+        self.default_contributor_role = (
+            default_contributor_role or config[DEFAULT_CONTRIBUTOR_ROLE_KEY]
         )
         self.vocabularies = Vocabularies()
         self.last_warnings: list[str] = []

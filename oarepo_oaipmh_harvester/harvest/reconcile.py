@@ -7,7 +7,6 @@ records would go), and how the vanished records are removed, batch by batch.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -15,19 +14,10 @@ from typing import Any
 from invenio_db import db
 
 from .counts import WriteCounts, describe_error
+from .settings import ReconcileMode
 from .targets import TargetAdapter
 from .tracking import TrackingStore
 from .unit_of_work import BulkIndexingUnitOfWork
-from .writer import note_not_indexed, remove_local_record
-
-
-class ReconcileMode(enum.Enum):
-    """When a full window is followed by deleting the local records the provider no longer has."""
-
-    AUTO = "auto"
-    """When the provider does not keep tombstones (deletedRecord `no` or `transient`)."""
-    ALWAYS = "always"
-    NEVER = "never"
 
 
 def reconciles_after_full(mode: ReconcileMode, deleted_record: str) -> bool:
@@ -80,7 +70,7 @@ class Reconciler:
                     mark = uow.mark()
                     try:
                         if local_pid:
-                            remove_local_record(self.target, uow, local_pid)
+                            self.target.delete_alone(local_pid, uow)
                             counts.deleted += 1
                         change = {"deleted": True, "errors": None, "harvested_at": now}
                         if not self.target.keeps_deleted_pids:
@@ -96,6 +86,6 @@ class Reconciler:
                 uow.commit()
             if uow.index_failures:
                 by_pid = {pid: identifier for identifier, pid in rows if pid}
-                note_not_indexed(self.tracking, uow.index_failures, by_pid, counts)
+                self.tracking.note_not_indexed(uow.index_failures, by_pid, counts)
             totals.add(counts)
         return totals

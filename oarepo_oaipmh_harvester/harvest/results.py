@@ -14,7 +14,7 @@ from .counts import WriteCounts
 from .window import HarvestWindow
 
 FAILURES_IN_MESSAGE = 5
-"""Failed identifiers named in a run's one-line message (the report lists more)."""
+"""Reasons (each with a few identifiers) a run's one-paragraph message names; notices too."""
 
 
 class RunOutcome(enum.Enum):
@@ -23,6 +23,7 @@ class RunOutcome(enum.Enum):
     SUCCESS = "SUCCESS"
     PARTIAL_SUCCESS = "PARTIAL_SUCCESS"
     FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
 
 
 @dataclass
@@ -69,8 +70,11 @@ class HarvestSummary:
         """What went wrong or deserves a look, in one paragraph ("" when nothing did)."""
         parts = [*self.problems]
         if not self.succeeded:
-            failures = self.counts.failures[:FAILURES_IN_MESSAGE]
-            first = "; ".join(f"{identifier}: {error}" for identifier, error in failures)
+            groups = self.counts.failure_groups()[:FAILURES_IN_MESSAGE]
+            by_reason = "; ".join(group.describe() for group in groups)
+            more = len(self.counts.reasons) - len(groups)
+            if more > 0:
+                by_reason += f"; and {more} more reasons"
             if self.counts.failed or not self.counts.not_indexed:
                 parts.append(
                     f"{self.counts.failed} of {self.counts.total} records failed "
@@ -81,7 +85,7 @@ class HarvestSummary:
                     f"{self.counts.not_indexed} written records could not be indexed; the next "
                     f"run writes them again (or run with reindex)."
                 )
-            parts.append(f"First failures: {first}" if first else "")
+            parts.append(f"By reason: {by_reason}." if by_reason else "")
         if self.counts.notices:
             noticed = "; ".join(
                 f"{identifier}: {text}"

@@ -3,70 +3,47 @@
 Decision owned here: the order of a run - Identify first, then the window (:mod:`.window`),
 the list (records, identifiers for reconciliation, or GetRecord of selected identifiers),
 writing each batch here or handing it to workers (:mod:`.fanout`), and only after the last
-batch reconciliation (:mod:`.reconcile`) and the watermark.  It is built by
-:mod:`.assembly` and reads no application config itself.
+batch reconciliation (:mod:`.reconcile`) and the watermark; at the end of a harvest, the
+records that failed in earlier runs are asked for again. A run that repairs instead of
+harvesting is handed to :mod:`.repairs`. It is built by :mod:`.assembly` and reads no
+application config itself.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import time
 import uuid
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sqlalchemy as sa
 from invenio_db import db
-from invenio_jobs.models import Run
 
 from ..models import OAIHarvester
+from ..protocol.client import OAIClient
+from ..protocol.errors import IdDoesNotExist, OAITransportError
 from ..protocol.records import OAIRecord
-from .changes import tracking_key
-from .counts import WriteCounts
+from .counts import WriteCounts, describe_error
 from .fanout import BatchDispatcher
+from .ledger import RunLedger
 from .lock import RunLock
 from .prefetch import batched, prefetch, spooled
-from .preview import PreviewReport
 from .reconcile import Reconciler, reconciles_after_full
-from .repairs import RepairRuns
-from .results import HarvestProgress, HarvestSummary, ProgressCallback
+from .repairs import Repairer
+from .request import RunKind, RunRequest
+from .results import HarvestSummary, ProgressCallback
+from .run_log import RunLog
 from .settings import HarvestSettings
-from .window import (
-    HarvestWindow,
-    Scope,
-    SinceSource,
-    plan_window,
-    scope_changes,
-    stored_watermarks,
-)
+from .stopping import RunBounds, RunStopped, StopSignal
+from .window import HarvestWindow, Scope, plan_window, scope_changes, stored_watermarks
 from .writer import RecordWriter
-
-if TYPE_CHECKING:
-    from ..protocol.client import OAIClient
 
 log = logging.getLogger(__name__)
 
-ANALYZE_FIRST_AFTER = 1000
-"""Written records after which a run first refreshes the tracking table's statistics."""
 
-COUNTERS_INTERVAL = 2.0
-"""Seconds between saves of the run's progress counters while batches write nothing."""
-
-
-class RunTooLong(Exception):
-    """A run went on past OAI_HARVESTER_MAX_RUN_SECONDS; nothing of its window is trusted."""
-
-    def __init__(self, harvester_id: str, limit: float) -> None:
-        super().__init__(
-            f"The run of harvester {harvester_id!r} took longer than "
-            f"OAI_HARVESTER_MAX_RUN_SECONDS ({limit:.0f} s) and was stopped; the watermark was "
-            f"not moved, so the next run continues the same window."
-        )
-
-
-class HarvestRun(RepairRuns):
+class HarvestRun:
     """Brings the target service in step with one harvester's provider, once."""
 
     def __init__(
@@ -80,7 +57,8 @@ class HarvestRun(RepairRuns):
         run_id: uuid.UUID | None = None,
         progress: ProgressCallback | None = None,
         dispatcher: BatchDispatcher | None = None,
-        preview: PreviewReport | None = None,
+        stop: StopSignal | None = None,
+        run_log: RunLog | None = None,
     ) -> None:
         self.harvester = harvester
         # Plain copies: the ORM object expires on every batch commit, and the prefetch
@@ -93,101 +71,95 @@ class HarvestRun(RepairRuns):
         self.settings = settings
         self.client = client
         self.writer = writer
+        self.writes = writer.writes
         self.lock = lock or RunLock(harvester.id)
-        self.run_id = run_id
-        self.progress = progress
-        self.dispatcher = None if preview is not None else dispatcher
-        self.preview = preview
-        self.writer.preview = preview
-        self._seen: set[str] = set()
-        """Identifiers a preview saw (it stamps no tracking row), for its reconciliation."""
+        self.dispatcher = dispatcher
         self._stream: Any = None
-        self._written = 0
-        self._analyze_at = ANALYZE_FIRST_AFTER
-        self._deadline = time.monotonic() + settings.max_run_seconds
+        dry_run = self.writes.is_dry_run
+        self.ledger = RunLedger(
+            None if dry_run else run_id,  # a dry run counts nothing on any run row
+            progress=progress,
+            run_log=None if dry_run else (run_log or RunLog(log, harvester.id)),
+            list_size=lambda: getattr(self._stream, "complete_list_size", None),
+        )
+        self.bounds = RunBounds(
+            harvester.id,
+            self.lock,
+            max_seconds=settings.max_run_seconds,
+            stop=StopSignal(None) if dry_run else (stop or StopSignal(None)),
+        )
+        self.repairer = Repairer(
+            writer, batch_size=self.batch_size, bounds=self.bounds, ledger=self.ledger
+        )
 
-    def execute(
-        self,
-        *,
-        since: datetime | None = None,
-        since_source: SinceSource = SinceSource.LAST_SUCCESS,
-        full: bool = False,
-        identifiers: list[str] | None = None,
-        reconcile_only: bool = False,
-        reindex: bool = False,
-        rewrite: bool = False,
-        errors_only: bool = False,
-        force: bool = False,
-        retry_errors: bool = False,
-        purge: bool = False,
-        forget: bool = False,
-    ) -> HarvestSummary:
-        """Harvest; protocol failures propagate (nothing of the window is trusted then).
-
-        Besides a harvest (incremental, full, of some identifiers, reconciliation only) a
-        run may repair what was harvested without asking the provider (`reindex`, `rewrite`
-        from the stored XML, `purge`) or ask again for the records that failed
-        (`retry_errors`). `force` writes records the provider did not change too.
-        """
-        harvester_id = self.harvester.id
-        self.writer.force = force
-        summary = HarvestSummary(harvester_id=harvester_id, window=None)
-        if reindex:
-            self._reindex(summary)
-            return self._finish(summary)
-        if rewrite:
-            self._rewrite(summary, errors_only=errors_only, identifiers=identifiers)
-            return self._finish(summary)
-        if purge:
-            self._purge(summary, forget=forget)
-            return self._finish(summary)
-        profile = self.client.identify()  # per run: the provider may have changed
-        if retry_errors:
-            identifiers = self.writer.tracking.failed_identifiers(
-                limit=None, max_attempts=None, due_by=None
+    def execute(self, request: RunRequest) -> HarvestSummary:
+        """Do what `request` asks; protocol failures propagate (nothing of the window is
+        trusted then)."""
+        summary = HarvestSummary(harvester_id=self.harvester_id, window=None)
+        self.writer.force = request.force
+        kind = request.kind
+        if kind is RunKind.REINDEX:
+            self.repairer.reindex(summary)
+        elif kind is RunKind.REWRITE:
+            self.repairer.rewrite(
+                summary, errors_only=request.errors_only, identifiers=request.identifiers
             )
-            summary.warnings.append(f"Asked again for {len(identifiers)} failed records.")
-        if identifiers or retry_errors:
-            records = self._get_records(identifiers or [], summary.counts)
-            self._write(summary, batched(self._limited(records), self.batch_size))
-            return self._finish(summary)
+        elif kind is RunKind.PURGE:
+            self.repairer.purge(summary, forget=request.forget)
+        elif kind in (RunKind.IDENTIFIERS, RunKind.RETRY_ERRORS):
+            self.client.identify()  # the provider answers before anything is asked of it
+            identifiers = list(request.identifiers)
+            if kind is RunKind.RETRY_ERRORS:
+                identifiers = self.writer.tracking.failed_identifiers(
+                    limit=None, max_attempts=None, due_by=None
+                )
+                summary.warnings.append(f"Asked again for {len(identifiers)} failed records.")
+            records = self._get_records(identifiers, summary.counts)
+            self._write(summary, batched(self.writes.records(records), self.batch_size))
+        else:
+            self._harvest(summary, request)
+        return self._finish(summary)
 
+    def _harvest(self, summary: HarvestSummary, request: RunRequest) -> None:
+        """The list of every scope (set) of the harvester in its window, written; then
+        reconciliation, the watermarks and the retries of earlier failures."""
+        reconcile_only = request.kind is RunKind.RECONCILE
+        profile = self.client.identify()  # per run: the provider may have changed
         scopes = [Scope(self.base_url, self.metadata_prefix, spec) for spec in self.setspecs]
         stored = stored_watermarks(self.harvester.watermarks, self.harvester.watermark, scopes)
         windows = {
             scope: plan_window(
                 response_date=profile.response_date,
                 granularity=profile.granularity,
-                since=since,
-                since_source=since_source,
+                since=request.since,
+                since_source=request.since_source,
                 watermark=stored.get(scope.key),
-                full=full or reconcile_only,
+                full=request.full or reconcile_only,
                 now=datetime.now(UTC),
                 clock_tolerance=timedelta(seconds=self.settings.clock_tolerance),
             )
             for scope in scopes
         }
         for scope, window in windows.items():
-            log.info(
-                "Harvester %s: %s, window %s", harvester_id, scope.describe(), window.describe()
-            )
+            self.ledger.say(f"{scope.describe()}, window {window.describe()}")
         summary.window = windows[scopes[0]]
         summary.warnings.extend(scope_changes(stored, scopes))
         clock_problem = summary.window.clock_problem
         if clock_problem:
-            log.warning("Harvester %s: %s", harvester_id, clock_problem)
+            self.ledger.warn(clock_problem)
             summary.warnings.append(clock_problem)
         is_full = all(window.is_full for window in windows.values())
         wants_reconcile = reconcile_only or reconciles_after_full(
             self.settings.reconcile, profile.deleted_record
         )
-        # A preview writes nothing, not even seen stamps: it remembers what it saw instead.
-        self.writer.marks_unchanged_as_seen = is_full and wants_reconcile and not self.preview
+        self.writer.marks_unchanged_as_seen = (
+            is_full and wants_reconcile and self.writes.stamps_seen
+        )
         if reconcile_only:
             records = self._list_tombstones_marking_seen(windows)
         else:
             records = self._list_records(windows)
-        batches = batched(self._limited(records), self.batch_size)
+        batches = batched(self.writes.records(records), self.batch_size)
         if self.settings.spool and not reconcile_only:
             # Tokens that expire fast: the list is read to its end while batches are written.
             batches = spooled(batches, self.settings.spool_directory)
@@ -201,10 +173,12 @@ class HarvestRun(RepairRuns):
                 self._dispatch(summary, batches)
             else:
                 self._write(summary, batches)
-        if self.preview is not None:
+        if self.writes.is_dry_run:
+            # A dry run ends with its list: it predicts what a reconciliation would delete,
+            # and neither reconciles nor moves a watermark nor retries anything.
             if is_full and wants_reconcile:
-                self._predict_reconciliation()
-            return self._finish(summary)
+                self.writes.predict_reconciliation(self.writer.tracking)
+            return
         if summary.succeeded and is_full and wants_reconcile:
             self.lock.verify()
             self._reconcile(summary)
@@ -213,17 +187,12 @@ class HarvestRun(RepairRuns):
             self._advance_watermarks(windows, stored, summary)
         if not reconcile_only:
             self._retry_failed(summary)
-        return self._finish(summary)
 
     def _finish(self, summary: HarvestSummary) -> HarvestSummary:
         summary.requests = self.client.request_count
-        if (summary.warnings or summary.counts.notices) and self._run_row is not None:
-            # A successful run keeps this message; a partial one gets summary.message().
-            db.session.execute(
-                sa.update(Run).where(Run.id == self._run_row).values(message=summary.message())
-            )
-        self._save_run_counters(summary)  # the final counts, reconciliation included
-        self._report(summary)
+        # What the provider got wrong and the run worked around: told once, not per record.
+        summary.warnings.extend(self.client.provider_faults.values())
+        self.ledger.finish(summary)
         return summary
 
     # -- reading ---------------------------------------------------------------------------
@@ -244,10 +213,7 @@ class HarvestRun(RepairRuns):
             )
             for headers in batched(self._stream, self.batch_size):
                 live = [h.identifier for h in headers if not h.deleted]
-                if self.preview is None:
-                    self.writer.tracking.mark_seen(live)
-                else:
-                    self._seen.update(tracking_key(identifier) for identifier in live if identifier)
+                self.writes.mark_seen(self.writer.tracking, live)
                 for header in headers:
                     if header.deleted:
                         yield OAIRecord(
@@ -260,7 +226,33 @@ class HarvestRun(RepairRuns):
                             errors=header.errors,
                         )
 
-    # -- reconciliation --------------------------------------------------------------------
+    def _get_records(self, identifiers: list[str], counts: WriteCounts) -> Iterator[OAIRecord]:
+        """GetRecord of each identifier; one the provider will not serve fails alone."""
+        tracking = self.writer.tracking
+        for identifier in identifiers:
+            try:
+                asked = tracking.source_identifier(identifier)
+                yield self.client.get_record(asked, self.metadata_prefix)
+            except IdDoesNotExist as error:
+                self._track_failure(identifier, str(error), counts)
+            except OAITransportError as error:
+                if error.status_code is None:
+                    raise  # no answer at all: the provider is down, not this record
+                # An HTTP error for one record (invenio-oaiserver answers 500 for a record
+                # deleted there): that identifier's error, the others are still asked for.
+                message = (
+                    f"The provider answered HTTP {error.status_code} for GetRecord of this "
+                    f"identifier ({describe_error(error)})"
+                )
+                self._track_failure(identifier, message, counts)
+
+    def _track_failure(self, identifier: str, message: str, counts: WriteCounts) -> None:
+        counts.fail(identifier, message)
+        self.writes.track_failure(
+            self.writer.tracking, identifier, message, retry_backoff=self.writer.retry_backoff
+        )
+
+    # -- reconciliation and retries --------------------------------------------------------
     def _reconcile(self, summary: HarvestSummary) -> None:
         reconciler = Reconciler(
             self.writer.tracking,
@@ -272,97 +264,80 @@ class HarvestRun(RepairRuns):
         if refusal:
             summary.problems.append(refusal)
             return
-        removed = reconciler.remove_unseen(
-            on_commit=lambda counts: self._update_run_counters(summary, counts)
-        )
+        removed = reconciler.remove_unseen(on_commit=self.ledger.on_commit(summary))
         summary.counts.add(removed)
         summary.reconciled = True
 
+    def _retry_failed(self, summary: HarvestSummary) -> None:
+        """Ask again (GetRecord) for records that failed in earlier runs and were not seen in
+        this window: a bounded number, those whose backoff has passed, under the attempt
+        limit. Their outcome is reported apart: a record that still fails was failing before,
+        and does not make this run partial."""
+        settings = self.settings
+        if settings.retry_per_run <= 0:
+            return
+        identifiers = self.writer.tracking.failed_identifiers(
+            limit=settings.retry_per_run,
+            max_attempts=settings.retry_max_attempts,
+            due_by=datetime.now(UTC),
+        )
+        if not identifiers:
+            return
+        retried = WriteCounts()
+        records = self._get_records(identifiers, retried)
+        for batch in batched(records, self.batch_size):
+            self.bounds.check(summary.counts.total)
+            retried.add(self.writer.write_batch(batch))
+        healed = retried.created + retried.updated + retried.deleted + retried.unchanged
+        summary.retried = retried
+        summary.warnings.append(
+            f"Asked again for {len(identifiers)} records that failed in earlier runs: "
+            f"{healed} written, {retried.failed} still failing."
+        )
+
     # -- writing ---------------------------------------------------------------------------
     def _write(self, summary: HarvestSummary, batches: Iterable[list[OAIRecord]]) -> None:
-        counters_saved_at = time.monotonic()
-        counters_behind = False
-
-        def save_counters_with_batch(counts: WriteCounts) -> None:
-            nonlocal counters_saved_at, counters_behind
-            self._update_run_counters(summary, counts)
-            counters_saved_at, counters_behind = time.monotonic(), False
-
         for batch in batches:
-            self._check_bounds()
-            counters_behind = True
-            batch_counts = self.writer.write_batch(batch, on_commit=save_counters_with_batch)
-            summary.counts.add(batch_counts)
-            self._keep_statistics_fresh(batch_counts.total - batch_counts.unchanged)
-            # A batch that wrote nothing (all unchanged) had no transaction to carry the
-            # counters: they are saved on their own, at most every few seconds.
-            if counters_behind and time.monotonic() - counters_saved_at > COUNTERS_INTERVAL:
-                self._save_run_counters(summary)
-                counters_saved_at, counters_behind = time.monotonic(), False
-            self._report(summary)
-        if counters_behind:
-            self._save_run_counters(summary)
+            self.bounds.check(summary.counts.total)
+            counts = self.writer.write_batch(batch, on_commit=self.ledger.counters_with(summary))
+            summary.counts.add(counts)
+            self.writes.written(self.writer.tracking, counts.total - counts.unchanged)
+            self.ledger.batch_done(summary, counts)
+        self.ledger.settle(summary)
 
     def _dispatch(self, summary: HarvestSummary, batches: Iterable[list[OAIRecord]]) -> None:
-        unchanged = 0
-        for batch in batches:
-            self._check_bounds()
-            changed, unchanged_ids = self.writer.split_unchanged(batch)
-            if unchanged_ids:
-                # Counted and (for reconciliation) marked here: no worker needs to see them.
-                unchanged += len(unchanged_ids)
-                if self.writer.marks_unchanged_as_seen:
-                    self.writer.tracking.mark_seen(unchanged_ids)
-                self.dispatcher.add_to_total(len(unchanged_ids))
-            if changed:
-                self.dispatcher.dispatch(changed)
-                self._keep_statistics_fresh(len(changed))
-        summary.counts.add(self.dispatcher.wait(verify_lock=self.lock.verify))
-        summary.counts.unchanged += unchanged
-        self._report(summary)
-
-    def _check_bounds(self) -> None:
-        """Before each batch: the run still holds its lock (a run that lost it must not write
-        beside another) and is within its time."""
-        self.lock.verify()
-        if time.monotonic() > self._deadline:
-            raise RunTooLong(self.harvester_id, self.settings.max_run_seconds)
-
-    def _keep_statistics_fresh(self, written: int) -> None:
-        """Refresh the tracking table's statistics each time this run has doubled its writes."""
-        if self.preview is not None:
-            return  # a preview wrote nothing
-        self._written += written
-        if self._written >= self._analyze_at:
-            self.writer.tracking.refresh_statistics()
-            self._analyze_at = 2 * self._written
-
-    def _report(self, summary: HarvestSummary) -> None:
-        if self.progress is not None:
-            self.progress(
-                HarvestProgress(
-                    counts=summary.counts,
-                    complete_list_size=getattr(self._stream, "complete_list_size", None),
+        unchanged = read = 0
+        try:
+            for batch in batches:
+                self.bounds.check(summary.counts.total + read)
+                changed, unchanged_ids = self.writer.split_unchanged(batch)
+                if unchanged_ids:
+                    # Counted and (for reconciliation) marked here: no worker needs them.
+                    unchanged += len(unchanged_ids)
+                    if self.writer.marks_unchanged_as_seen:
+                        self.writer.tracking.mark_seen(unchanged_ids)
+                    self.dispatcher.add_to_total(len(unchanged_ids))
+                if changed:
+                    self.dispatcher.dispatch(changed)
+                    self.writes.written(self.writer.tracking, len(changed))
+                read += len(batch)
+                self.ledger.progress_line(
+                    f"{read} records read, {unchanged} of them unchanged; the changed ones "
+                    f"are written by workers"
                 )
-            )
+        except RunStopped as stopped:
+            # The batches handed out are written or cancelled before the run ends; the wait
+            # ends in RunStopped, with what the workers wrote counted.
+            reason = stopped.reason
+            self.dispatcher.wait(verify_lock=self.lock.verify, stop=lambda: reason)
+            raise
+        summary.counts.add(
+            self.dispatcher.wait(verify_lock=self.lock.verify, stop=self.bounds.stop.reason)
+        )
+        summary.counts.unchanged += unchanged
+        self.ledger.report(summary)
 
-    @property
-    def _run_row(self) -> uuid.UUID | None:
-        """The id of the invenio-jobs run whose columns count this run (a preview has none)."""
-        return self.run_id if self.preview is None else None
-
-    def _update_run_counters(self, summary: HarvestSummary, batch: WriteCounts) -> None:
-        if self._run_row is None:
-            return
-        columns = summary.counts.plus(batch).run_columns()
-        db.session.execute(sa.update(Run).where(Run.id == self._run_row).values(**columns))
-
-    def _save_run_counters(self, summary: HarvestSummary) -> None:
-        if self._run_row is None:
-            return
-        self._update_run_counters(summary, WriteCounts())
-        db.session.commit()
-
+    # -- the watermark ---------------------------------------------------------------------
     def _advance_watermarks(
         self,
         windows: dict[Scope, HarvestWindow],

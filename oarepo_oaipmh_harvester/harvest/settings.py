@@ -8,13 +8,24 @@ application config themselves.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
 from ..protocol.networks import LOOPBACK_AND_PRIVATE_NETWORKS
 from ..protocol.options import ProtocolOptions, user_agent
-from .reconcile import ReconcileMode
+
+
+class ReconcileMode(enum.Enum):
+    """When a full window is followed by deleting the local records the provider no longer
+    has (OAI_HARVESTER_RECONCILE)."""
+
+    AUTO = "auto"
+    """When the provider does not keep tombstones (deletedRecord `no` or `transient`)."""
+    ALWAYS = "always"
+    NEVER = "never"
+
 
 PROTOCOL_KEYS = {"timeout": "OAI_HARVESTER_REQUEST_TIMEOUT"}
 """Protocol options whose config key is not ``OAI_HARVESTER_<OPTION>``."""
@@ -49,7 +60,10 @@ class HarvestSettings:
     retry_per_run: int
     retry_max_attempts: int
     retry_backoff: float
+    preview_limit: int
+    preview_max_limit: int
     preview_diffs: int
+    run_log_interval: float
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> HarvestSettings:
@@ -90,7 +104,10 @@ class HarvestSettings:
             retry_per_run=int(config["OAI_HARVESTER_RETRY_PER_RUN"]),
             retry_max_attempts=int(config["OAI_HARVESTER_RETRY_MAX_ATTEMPTS"]),
             retry_backoff=float(config["OAI_HARVESTER_RETRY_BACKOFF"]),
+            preview_limit=int(config["OAI_HARVESTER_PREVIEW_LIMIT"]),
+            preview_max_limit=int(config["OAI_HARVESTER_PREVIEW_MAX_LIMIT"]),
             preview_diffs=int(config["OAI_HARVESTER_PREVIEW_DIFFS"]),
+            run_log_interval=float(config["OAI_HARVESTER_RUN_LOG_INTERVAL"]),
         )
 
     def user_agent_for(self, harvester_id: str | None) -> str:

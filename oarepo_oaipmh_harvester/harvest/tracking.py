@@ -6,8 +6,9 @@ and how the planner is kept informed about a table that grows from nothing durin
 
 from __future__ import annotations
 
+import logging
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,7 +19,11 @@ from sqlalchemy.dialects import postgresql, sqlite
 from ..models import OAIHarvestedRecord
 from ..protocol.records import header_identifier
 from .changes import is_shortened, retry_delay, tracking_key
+from .counts import WriteCounts
 from .lock import lock_key
+from .unit_of_work import IndexFailure
+
+log = logging.getLogger(__name__)
 
 _TABLE = OAIHarvestedRecord.__table__
 
@@ -274,6 +279,26 @@ class TrackingStore:
             )
             .values(errors=None)
         )
+
+    def note_not_indexed(
+        self,
+        failures: Sequence[IndexFailure],
+        identifier_of_pid: Mapping[str, str],
+        counts: WriteCounts,
+    ) -> None:
+        """An error on the rows of committed records that are not in the index: the next run
+        sees the error and writes them again, which indexes them."""
+        for failure in failures:
+            identifier = identifier_of_pid.get(failure.pid or "")
+            what = "removed from" if failure.action == "delete" else "written to"
+            message = f"{NOT_INDEXED} the record was {what} the database, but {failure.message}."
+            log.error("Harvester %s: %s %s", self.harvester_id, identifier, message)
+            if identifier is None:
+                counts.not_indexed_one(f"(record {failure.record_id})", message)
+                continue
+            counts.not_indexed_one(identifier, message)
+            self.update(identifier, errors=[message])
+        db.session.commit()
 
     def lock(self, identifiers: Iterable[str]) -> None:
         """Serialise parallel writers on shared identifiers until this transaction ends.

@@ -18,51 +18,21 @@ from typing import Any
 from invenio_db import db
 
 from ..protocol.records import OAIRecord
+from ..provenance import Provenance
 from .changes import admissible, latest_of_each, needing_write, retry_delay
 from .counts import RecordValidationError, WriteCounts, describe_error
 from .diffs import target_changes
+from .effects import CommitHook, KeptWrites, Writes
 from .memory import collect_written_batch
-from .preview import PreviewReport
-from .repairs import RepairBatches
 from .targets import BulkWriteRefused, KeptWithErrors, TargetAdapter
-from .tracking import NOT_INDEXED, TrackingStore
+from .tracking import TrackingStore
 from .transformers import Transformer, with_transform_warnings
 from .unit_of_work import BulkIndexingUnitOfWork, IndexFailure
 
 log = logging.getLogger(__name__)
 
-CommitHook = Callable[[WriteCounts], None]
-"""Runs inside a batch's transaction just before it commits, with that batch's counts."""
 
-
-def remove_local_record(target: TargetAdapter, uow: BulkIndexingUnitOfWork, pid: str) -> None:
-    """Delete a local record in a savepoint of its own (a failure undoes only this record)."""
-    with db.session.begin_nested():
-        target.delete(pid, uow)
-
-
-def note_not_indexed(
-    tracking: TrackingStore,
-    failures: Sequence[IndexFailure],
-    identifier_of_pid: dict[str, str],
-    counts: WriteCounts,
-) -> None:
-    """Put an error on the rows of committed records that are not in the index: the next
-    run sees an error and writes them again, which indexes them."""
-    for failure in failures:
-        identifier = identifier_of_pid.get(failure.pid or "")
-        what = "removed from" if failure.action == "delete" else "written to"
-        message = f"{NOT_INDEXED} the record was {what} the database, but {failure.message}."
-        log.error("Harvester %s: %s %s", tracking.harvester_id, identifier, message)
-        if identifier is None:
-            counts.not_indexed_one(f"(record {failure.record_id})", message)
-            continue
-        counts.not_indexed_one(identifier, message)
-        tracking.update(identifier, errors=[message])
-    db.session.commit()
-
-
-class RecordWriter(RepairBatches):
+class RecordWriter:
     """Writes batches of harvested records of one harvester into its target."""
 
     def __init__(
@@ -72,7 +42,9 @@ class RecordWriter(RepairBatches):
         target: TargetAdapter,
         transformer: Transformer,
         run_id: uuid.UUID | None = None,
-        retry_backoff: float = 3600.0,
+        retry_backoff: float,
+        writes: Writes | None = None,
+        provenance_of: Callable[[OAIRecord], Provenance] | None = None,
     ) -> None:
         self.harvester_id = harvester_id
         self.target = target
@@ -80,14 +52,22 @@ class RecordWriter(RepairBatches):
         self.run_id = run_id
         self.retry_backoff = retry_backoff
         self.tracking = TrackingStore(harvester_id, run_id)
-        self.marks_unchanged_as_seen = True
+        self.writes: Writes = writes or KeptWrites()
+        """Kept (a run) or rolled back and noted (a dry run)."""
+        self.marks_unchanged_as_seen = self.writes.stamps_seen
         """Stamp unchanged records with the run id; only reconciliation needs it, and on a
         re-harvest where nothing changed it is the only database write left."""
         self.force = False
         """Write records the provider did not change too (an operator's ``--force``)."""
-        self.preview: PreviewReport | None = None
-        """A dry run: every batch is written in a transaction that is rolled back, and what
-        it would have done is noted here."""
+        self.provenance_of = provenance_of
+        """What a written record says of its source (None: nothing)."""
+
+    def transform(self, record: OAIRecord) -> dict[str, Any]:
+        """The record as the target writes it: transformed, saying where it came from."""
+        data = self.transformer.transform(record)
+        if self.provenance_of is None:
+            return data
+        return self.target.with_provenance(data, self.provenance_of(record))
 
     def write_batch(
         self, records: Sequence[OAIRecord], on_commit: CommitHook | None = None
@@ -102,7 +82,7 @@ class RecordWriter(RepairBatches):
         latest = latest_of_each(records)
         # Decide without locks first: on a re-harvest almost every batch is unchanged, and
         # a record that needs no write cannot conflict with a parallel writer.
-        with_data = self.preview is not None  # a preview compares with what was written
+        with_data = self.writes.compares_with_written
         tracked = self.tracking.load(list(latest), with_data=with_data)
         pending = needing_write(latest, tracked, self.run_id, force=self.force)
         if pending or self.marks_unchanged_as_seen:
@@ -128,24 +108,16 @@ class RecordWriter(RepairBatches):
 
         with BulkIndexingUnitOfWork(db.session) as uow:
             rows = self._write_records(uow, [latest[i] for i in pending], tracked, counts)
-            self._finish_rows(rows, tracked)
+            self.finish_rows(rows, tracked)
             self.tracking.save(rows, seen_ids)
-            if self.preview is not None:
-                self._roll_back_preview(uow)
+            if not self.writes.end_batch(uow, on_commit, counts):
                 return counts
-            if on_commit is not None:
-                on_commit(counts)
-            uow.commit()
         if uow.index_failures:
-            self._note_not_indexed(uow.index_failures, rows, tracked, counts)
+            self.note_not_indexed(uow.index_failures, rows, tracked, counts)
         collect_written_batch()
         return counts
 
-    def _roll_back_preview(self, uow: BulkIndexingUnitOfWork) -> None:
-        """A dry run keeps nothing: no record, no tracking row, no index change."""
-        uow.roll_back_everything()
-
-    def _finish_rows(self, rows: list[dict[str, Any]], tracked: dict[str, dict[str, Any]]) -> None:
+    def finish_rows(self, rows: list[dict[str, Any]], tracked: dict[str, dict[str, Any]]) -> None:
         """Attempts and the next retry of failed rows; a written row is no longer purged."""
         now = datetime.now(UTC)
         for row in rows:
@@ -159,7 +131,7 @@ class RecordWriter(RepairBatches):
             # adapter that the tombstone a purge left is the harvester's to restore).
             row["purged"] = bool(known and known["purged"] and row["errors"])
 
-    def _note_not_indexed(
+    def note_not_indexed(
         self,
         failures: Sequence[IndexFailure],
         rows: list[dict[str, Any]],
@@ -171,7 +143,7 @@ class RecordWriter(RepairBatches):
         by_pid = {pid: identifier for identifier, pid in (pid_of or {}).items()}
         by_pid.update({known["local_pid"]: i for i, known in tracked.items() if known["local_pid"]})
         by_pid.update({row["local_pid"]: row["oai_identifier"] for row in rows if row["local_pid"]})
-        note_not_indexed(self.tracking, failures, by_pid, counts)
+        self.tracking.note_not_indexed(failures, by_pid, counts)
 
     def split_unchanged(self, records: Sequence[OAIRecord]) -> tuple[list[OAIRecord], list[str]]:
         """(records that need writing, identifiers of unchanged ones), in one query.
@@ -208,7 +180,7 @@ class RecordWriter(RepairBatches):
         db.session.commit()
         if uow.index_failures:
             identifier_of_pid = {pid: identifier for identifier, pid in rows}
-            note_not_indexed(self.tracking, uow.index_failures, identifier_of_pid, counts)
+            self.tracking.note_not_indexed(uow.index_failures, identifier_of_pid, counts)
         return counts
 
     # -- one batch ------------------------------------------------------------------------
@@ -239,22 +211,22 @@ class RecordWriter(RepairBatches):
                 adopted=bool(known and known["adopted"]),
             )
             rows.append(row)
-            one_by_one = self.preview is not None or not self.target.supports_bulk
+            one_by_one = self.writes.one_record_at_a_time or not self.target.supports_bulk
             if record.deleted or one_by_one:
                 written = known.get("transformed") if known else None
-                self._write_one(uow, record, row, counts, restore=restorable, written=written)
+                self.write_one(uow, record, row, counts, restore=restorable, written=written)
                 continue
             try:
-                data = self.transformer.transform(record)
+                data = self.transform(record)
                 row["warnings"] = with_transform_warnings(row["warnings"], self.transformer)
             except Exception as error:  # noqa: BLE001 - tracked on the record
-                self._note_failure(row, counts, error)
+                self.note_failure(row, counts, error)
                 continue
             row["transformed"] = data
             live.append((row, data))
         if live and not self._write_bulk(uow, live, counts):
             for row, data in live:
-                self._write_one(uow, None, row, counts, data)
+                self.write_one(uow, None, row, counts, data)
         return rows
 
     def _write_bulk(
@@ -281,7 +253,7 @@ class RecordWriter(RepairBatches):
             return False
         for (row, _), item in zip(live, written, strict=True):
             if item.errors:
-                self._note_failure(row, counts, RecordValidationError(item.errors))
+                self.note_failure(row, counts, RecordValidationError(item.errors))
                 continue
             row["local_pid"] = item.pid
             if item.created:
@@ -290,7 +262,7 @@ class RecordWriter(RepairBatches):
                 counts.updated += 1
         return True
 
-    def _write_one(
+    def write_one(
         self,
         uow: BulkIndexingUnitOfWork,
         record: OAIRecord | None,
@@ -310,57 +282,62 @@ class RecordWriter(RepairBatches):
         try:
             if row["deleted"]:
                 if local_pid:
-                    remove_local_record(self.target, uow, local_pid)
+                    self.target.delete_alone(local_pid, uow)
                     counts.deleted += 1
-                    self._preview_note(row, "delete", pid=local_pid)
+                    self._note(row, "delete", pid=local_pid)
                 else:
                     counts.unchanged += 1  # a tombstone we never had a record for
                 if not self.target.keeps_deleted_pids:
                     row["local_pid"] = None
             else:
                 if data is None:
-                    data = self.transformer.transform(record)
+                    data = self.transform(record)
                     row["warnings"] = with_transform_warnings(row["warnings"], self.transformer)
                 row["transformed"] = data
-                if self.preview is not None and local_pid:
-                    before = self.target.read(local_pid)
+                before = self.writes.image_before(self.target, local_pid)
                 with db.session.begin_nested():
                     try:
                         row["local_pid"], created = self.target.upsert(
-                            local_pid, data, uow, restore=restore
+                            local_pid,
+                            data,
+                            uow,
+                            restore=restore,
+                            sets=record.set_specs if record is not None else (),
                         )
                     except KeptWithErrors as error:
                         # Caught inside the savepoint: the target keeps the draft.
                         kept = error
                 if kept is not None:
                     row["local_pid"] = kept.pid
-                    self._note_failure(row, counts, RecordValidationError(kept.errors))
+                    self.note_failure(row, counts, RecordValidationError(kept.errors))
                     row["errors"].append(
                         f"The draft {kept.pid} is kept for a curator to fix "
                         f"(invalid_drafts keep); the next harvest continues it."
                     )
-                    self._preview_note(row, "fail", errors=row["errors"])
+                    self._note(row, "fail", errors=row["errors"])
                 elif created:
                     counts.created += 1
-                    self._preview_note(row, "create", changes=target_changes(None, data, None))
+                    self._note(row, "create", changes=target_changes(None, data, None))
                 else:
                     counts.updated += 1
                     if not local_pid:
                         row["adopted"] = True  # an existing record taken over, not created
-                    self._preview_note(row, "update", changes=target_changes(before, data, written))
+                    self._note(row, "update", changes=target_changes(before, data, written))
         except Exception as error:  # noqa: BLE001 - any failure is tracked on the record
             uow.discard_since(mark)
-            self._note_failure(row, counts, error)
-            self._preview_note(row, "fail", errors=row["errors"])
+            self.note_failure(row, counts, error)
+            self._note(row, "fail", errors=row["errors"])
         finally:
             self._take_notices(row, counts)
 
-    def _preview_note(self, row: dict[str, Any], action: str, **details: Any) -> None:
-        if self.preview is not None:
-            pid = details.pop("pid", None) or row["local_pid"]
-            if action == "create":
-                pid = None  # minted in the rolled-back transaction: the real run mints another
-            self.preview.note(row["oai_identifier"], action, pid=pid, **details)
+    def _note(self, row: dict[str, Any], action: str, **details: Any) -> None:
+        """What the write of this record did, for a dry run's report."""
+        pid = details.pop("pid", None) or row["local_pid"]
+        self.writes.note(row["oai_identifier"], action, pid=pid, **details)
+
+    def note_failed_row(self, row: dict[str, Any]) -> None:
+        """A record that failed before its write (a repair's transform), for the report."""
+        self._note(row, "fail", errors=row["errors"])
 
     def _take_notices(self, row: dict[str, Any], counts: WriteCounts) -> None:
         """What the target did to this record that an operator should know of: on the
@@ -369,7 +346,7 @@ class RecordWriter(RepairBatches):
             row["warnings"] = [*(row["warnings"] or ()), notice]
             counts.notice(row["oai_identifier"], notice)
 
-    def _note_failure(
+    def note_failure(
         self,
         row: dict[str, Any],
         counts: WriteCounts,

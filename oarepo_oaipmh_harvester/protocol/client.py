@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 import requests
 from sickle import Sickle
 
+from .credentials import ProviderCredentials
 from .datestamps import Granularity
 from .errors import MalformedResponse, OAITransportError, limited
 from .items import build_header, build_record, record_from_xml
@@ -61,6 +62,9 @@ class _Sickle(Sickle):
 
     def harvest(self, **kwargs: str) -> OAIPage:
         return self.client._harvest(kwargs)
+
+    def note_fault(self, kind: str, text: str) -> None:
+        self.client.note_fault(kind, text)
 
     def ListRecords(self, ignore_deleted: bool = False, **kwargs: str) -> RecordStream:  # noqa: N802
         return RecordStream(self, kwargs, ignore_deleted=ignore_deleted)
@@ -114,6 +118,7 @@ class OAIClient:
         *,
         user_agent: str | None = None,
         session: requests.Session | None = None,
+        credentials: ProviderCredentials | None = None,
         **overrides: Any,
     ) -> None:
         base_url = (base_url or "").strip()
@@ -122,8 +127,16 @@ class OAIClient:
             raise ValueError(f"The OAI-PMH base URL must be an http(s) URL, not {base_url!r}.")
         self.base_url = base_url
         self.options = (options or ProtocolOptions()).with_overrides(**overrides)
-        self._transport = Transport(base_url, self.options, user_agent=user_agent, session=session)
+        self._transport = Transport(
+            base_url,
+            self.options,
+            user_agent=user_agent,
+            session=session,
+            credentials=credentials,
+        )
         self._sickle = _Sickle(self)
+        self.provider_faults: dict[str, str] = {}
+        """Faults of the provider that were worked around, by kind: what a run warns of."""
 
     @property
     def max_restarts(self) -> int:
@@ -275,7 +288,21 @@ class OAIClient:
         document = parse_document(raw.body, content_type=raw.content_type, url=raw.url)
         for message in document.errors:
             log.warning("%s: %s", raw.url, message)
+        if document.repaired_characters:
+            self.note_fault(
+                "forbidden characters",
+                "The provider sends characters that XML forbids (control characters, or "
+                "bytes that are not its encoding); they were taken out, and the records they "
+                "were in carry an error saying so.",
+            )
         return OAIPage(raw, params, document)
+
+    def note_fault(self, kind: str, text: str) -> None:
+        """A fault of the provider that the harvest worked around: told once per kind (the
+        run's warnings), not for every page or record it affects."""
+        if kind not in self.provider_faults:
+            self.provider_faults[kind] = text
+            log.warning("%s: %s", self.base_url, text)
 
     def _error_page_or_raise(self, raw: RawResponse, params: dict[str, str]) -> OAIPage:
         """The page of an OAI-PMH error document sent with an HTTP error status.

@@ -84,6 +84,8 @@ class ParsedDocument:
     encoding: str
     item_errors: dict[etree._Element, list[str]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    repaired_characters: bool = False
+    """Characters XML forbids (or undecodable bytes) were taken out before parsing."""
 
 
 def detect_encoding(body: bytes, content_type: str | None) -> str:
@@ -222,7 +224,7 @@ def parse_document(
             f"({_describe_body(body, content_type)}). Is the base URL right?",
             url=url,
         )
-    document = ParsedDocument(root=root, encoding=encoding)
+    document = ParsedDocument(root=root, encoding=encoding, repaired_characters=bool(placeholders))
     if placeholders:
         _remove_placeholders(document, placeholders)
     return document

@@ -39,7 +39,8 @@ NOT_PROCESSED_STATUSES = frozenset({429, 503})
 
 # Retrying these cannot help, and hammering a provider that refuses us is impolite.
 FAIL_AT_ONCE = {
-    401: "the provider requires authentication",
+    401: "the provider requires authentication (give the harvester its credentials: auth, "
+    "or a header such as an API token)",
     403: "the provider refuses access (is this harvester's User-Agent or address blocked?)",
     404: "there is nothing at this address; check the base URL",
 }

@@ -32,7 +32,7 @@ import logging
 from collections import deque
 from collections.abc import Iterator
 from datetime import datetime
-from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
+from typing import ClassVar, Generic, Protocol, TypeVar
 
 from lxml import etree
 from sickle.iterator import BaseOAIIterator
@@ -45,13 +45,27 @@ from .errors import (
     limited,
 )
 from .items import build_header, build_metadata_format, build_record, build_set
+from .options import ProtocolOptions
 from .parsing import oai
 from .progress import ProgressGuard
 from .records import MetadataFormat, OAIHeader, OAIRecord, OAISet
 from .response import OAIPage
 
-if TYPE_CHECKING:
-    from .client import _Sickle
+
+class PageSource(Protocol):
+    """Where a stream gets its pages: the client (its sickle), which sends the requests."""
+
+    endpoint: str
+    options: ProtocolOptions
+
+    def harvest(self, **params: str) -> OAIPage:
+        """The page of one OAI-PMH request (an error document is a page too)."""
+        ...
+
+    def note_fault(self, kind: str, text: str) -> None:
+        """A fault of the provider that the stream worked around (told once per kind)."""
+        ...
+
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +110,7 @@ class _ListStream(BaseOAIIterator, Generic[T]):
     item_tag: ClassVar[str]
     empty_codes: ClassVar[frozenset[str]] = frozenset({"noRecordsMatch"})
 
-    def __init__(self, sickle: _Sickle, params: dict[str, str], ignore_deleted: bool = False):
+    def __init__(self, sickle: PageSource, params: dict[str, str], ignore_deleted: bool = False):
         self.complete_list_size: int | None = None
         self.cursor: int | None = None
         self.expiration_date: str | None = None
@@ -116,6 +130,7 @@ class _ListStream(BaseOAIIterator, Generic[T]):
         # continuation had to be sent again.
         self._items_in_pass = 0
         self._resent_in_pass = False
+        self._sighted: set[int] = set()
         self._progress = ProgressGuard(self.options, self.verb)
         super().__init__(sickle, dict(self._first_params), ignore_deleted=ignore_deleted)
 
@@ -166,7 +181,15 @@ class _ListStream(BaseOAIIterator, Generic[T]):
                 )
                 continue
             if error.code in self.empty_codes:
-                # On a continuation this means the rest of the list vanished meanwhile.
+                if token is not None:
+                    # The list ends, but not as the protocol says a list ends (an empty
+                    # resumptionToken on its last page): nothing is lost, the operator hears.
+                    self.sickle.note_fault(
+                        f"{error.code} on resumption",
+                        f"The provider answered {error.code} to a request with a resumption "
+                        f"token instead of ending its {self.verb} list with an empty "
+                        f"resumptionToken; the list was taken as complete.",
+                    )
                 self._finish(page)
                 return
             raise error
@@ -176,7 +199,11 @@ class _ListStream(BaseOAIIterator, Generic[T]):
         self.oai_response = page
         container = page.verb_element(self.verb)
         self._items = container.iterchildren(oai(self.item_tag))
-        item_count = sum(1 for _ in container.iterchildren(oai(self.item_tag)))
+        keys = [self._item_key(item) for item in container.iterchildren(oai(self.item_tag))]
+        item_count = len(keys)
+        # Progress is what this list had not sent before: a provider that sends the same
+        # identifiers again and again, with a new token each time, goes nowhere.
+        new_items = sum(1 for key in keys if self._first_sighting(key))
         self._items_in_pass += item_count
         if sent_token is not None and page.http_response.resent:
             self._resent_in_pass = True
@@ -200,7 +227,7 @@ class _ListStream(BaseOAIIterator, Generic[T]):
         progress = self._progress.check(
             url=page.url,
             pages=self.pages,
-            items=item_count,
+            items=new_items,
             cursor=self.cursor,
             complete_list_size=self.complete_list_size,
             token=token,
@@ -208,9 +235,15 @@ class _ListStream(BaseOAIIterator, Generic[T]):
         # An empty page that moved its cursor (within completeListSize) is not "empty".
         self._empty_pages = 0 if progress else self._empty_pages + 1
         if self._empty_pages > self.options.max_empty_pages:
+            repeats = (
+                " (pages with only identifiers it had already sent in this list)"
+                if item_count
+                else ""
+            )
             raise TokenLoopError(
                 f"The provider at {page.url} sent {self._empty_pages} empty {self.verb} pages "
-                f"in a row, each with a new resumption token; giving up rather than looping.",
+                f"in a row{repeats}, each with a new resumption token; giving up rather than "
+                f"looping (max_empty_pages).",
                 url=page.url,
                 token=token,
             )
@@ -224,6 +257,21 @@ class _ListStream(BaseOAIIterator, Generic[T]):
             complete_list_size=self.complete_list_size,
             expiration_date=self.expiration_date,
         )
+
+    def _item_key(self, element: etree._Element) -> str | None:
+        """What tells this item from the others of the list (None: nothing, each is new)."""
+        return None
+
+    def _first_sighting(self, key: str | None) -> bool:
+        """Whether `key` is new in this pass of the list (hashes kept: a 200,000-record list
+        costs a few MB)."""
+        if key is None:
+            return True
+        digest = hash(key)
+        if digest in self._sighted:
+            return False
+        self._sighted.add(digest)
+        return True
 
     def _finish(self, page: OAIPage) -> None:
         self.oai_response = page
@@ -272,6 +320,7 @@ class _ListStream(BaseOAIIterator, Generic[T]):
         self._empty_pages = 0
         self._items_in_pass = 0
         self._resent_in_pass = False
+        self._sighted.clear()
         self._progress.reset()
 
 
@@ -290,6 +339,9 @@ class RecordStream(_ListStream[OAIRecord]):
             element, _errors_of(element, page), max_bytes=self.options.max_record_bytes
         )
 
+    def _item_key(self, element: etree._Element) -> str | None:
+        return element.findtext(f"{oai('header')}/{oai('identifier')}")
+
 
 class HeaderStream(_ListStream[OAIHeader]):
     """ListIdentifiers as a lazy iterator of :class:`OAIHeader`."""
@@ -299,6 +351,9 @@ class HeaderStream(_ListStream[OAIHeader]):
 
     def _build(self, element: etree._Element, page: OAIPage | None) -> OAIHeader:
         return build_header(element, _errors_of(element, page))
+
+    def _item_key(self, element: etree._Element) -> str | None:
+        return element.findtext(oai("identifier"))
 
 
 class SetStream(_ListStream[OAISet]):

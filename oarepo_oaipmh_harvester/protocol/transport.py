@@ -27,6 +27,7 @@ from requests.utils import select_proxy
 
 from . import deadline
 from .adapter import GuardedAdapter
+from .credentials import ProviderCredentials
 from .errors import (
     ForbiddenAddress,
     MalformedResponse,
@@ -108,6 +109,7 @@ class Transport:
         *,
         user_agent: str | None,
         session: requests.Session | None,
+        credentials: ProviderCredentials | None = None,
     ) -> None:
         self.base_url = base_url
         self.origin = origin(base_url)
@@ -127,6 +129,8 @@ class Transport:
             "Accept-Encoding": "gzip, deflate",
             "Accept": "text/xml, application/xml;q=0.9, */*;q=0.1",
         }
+        # Only ever sent to self.origin (see _headers_for).
+        self._own_origin_headers = credentials.request_headers() if credentials else {}
         self._own_session = session is None
         self.session = session or requests.Session()
         self.retry = BoundedRetry(
@@ -233,7 +237,7 @@ class Transport:
         try:
             response = self.session.get(
                 url,
-                headers=self.headers,
+                headers=self._headers_for(url),
                 timeout=self.timeout,
                 stream=True,
                 allow_redirects=False,
@@ -257,6 +261,13 @@ class Transport:
         if not exchange.started:  # a caller's adapter: the deadline counts from the headers
             exchange.start(_socket_of(response))
         return response
+
+    def _headers_for(self, url: str) -> dict[str, str]:
+        """The provider's credentials go to its own origin only, never to a redirect target
+        elsewhere (an allowed one included)."""
+        if self._own_origin_headers and origin(url) == self.origin:
+            return {**self.headers, **self._own_origin_headers}
+        return self.headers
 
     def _proxied(self, url: str) -> bool:
         settings = self.session.merge_environment_settings(url, {}, None, None, None)

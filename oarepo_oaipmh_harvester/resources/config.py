@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import marshmallow as ma
-from flask_resources import HTTPJSONException, ResourceConfig, create_error_handler
+from flask_resources import (
+    HTTPJSONException,
+    JSONSerializer,
+    ResourceConfig,
+    ResponseHandler,
+    create_error_handler,
+)
 from invenio_records_resources.resources.errors import ErrorHandlersMixin
 from invenio_records_resources.resources.records.args import SearchRequestArgsSchema
 from invenio_records_resources.services.base.config import ConfiguratorMixin
@@ -16,6 +24,7 @@ from ..services.errors import (
     HarvestRunInProgress,
     HarvestRunNotFound,
 )
+from ..services.fields import set_communities_text
 
 # The administration panel's HTTP client (react-invenio-forms) asks for and sends this media type
 # on every form and action request; it is JSON, as invenio-jobs' resources serve it.
@@ -24,6 +33,33 @@ INVENIO_JSON = "application/vnd.inveniordm.v1+json"
 response_handlers = {
     **ResourceConfig.response_handlers,
     INVENIO_JSON: ResourceConfig.response_handlers["application/json"],
+}
+
+
+class FormJSONSerializer(JSONSerializer):
+    """Harvesters as the panel's forms show them: the communities of sets as the text the
+    form's textarea holds and sends back (its renderer has no widget for a mapping)."""
+
+    def serialize_object(self, obj: Any) -> str:
+        return super().serialize_object(_for_forms(obj))
+
+    def serialize_object_list(self, obj_list: Any) -> str:
+        hits = obj_list.get("hits", {})
+        if isinstance(hits.get("hits"), list):
+            hits = {**hits, "hits": [_for_forms(hit) for hit in hits["hits"]]}
+            obj_list = {**obj_list, "hits": hits}
+        return super().serialize_object_list(obj_list)
+
+
+def _for_forms(harvester: Any) -> Any:
+    if isinstance(harvester, dict) and isinstance(harvester.get("set_communities"), dict):
+        return {**harvester, "set_communities": set_communities_text(harvester["set_communities"])}
+    return harvester
+
+
+harvester_response_handlers = {
+    **response_handlers,
+    INVENIO_JSON: ResponseHandler(FormJSONSerializer()),
 }
 request_body_parsers = {
     **ResourceConfig.request_body_parsers,
@@ -78,7 +114,7 @@ class HarvesterResourceConfig(ResourceConfig, ConfiguratorMixin):
     # ``?check=false`` skips the preflight check of the provider on create and update.
     request_extra_args = {"check": ma.fields.Boolean()}
     error_handlers = error_handlers
-    response_handlers = response_handlers
+    response_handlers = harvester_response_handlers
     request_body_parsers = request_body_parsers
 
 

@@ -1,6 +1,6 @@
 """Service API under every surface (CLI, REST, administration, jobs, fixtures)."""
 
-from .config import HarvestedRecordServiceConfig, HarvesterServiceConfig
+from .config import HarvestedRecordServiceConfig, HarvesterServiceConfig, HarvestRunServiceConfig
 from .errors import (
     HarvestedRecordNotFound,
     HarvesterAlreadyExists,
@@ -18,6 +18,7 @@ __all__ = (
     "HarvestRunInProgress",
     "HarvestRunNotFound",
     "HarvestRunService",
+    "HarvestRunServiceConfig",
     "HarvestedRecordNotFound",
     "HarvestedRecordService",
     "HarvestedRecordServiceConfig",

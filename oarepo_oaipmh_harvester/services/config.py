@@ -12,12 +12,8 @@ from invenio_records_resources.services.records.links import pagination_endpoint
 
 from ..permissions import HarvestedRecordPermissionPolicy, HarvesterPermissionPolicy
 from .results import HarvesterItem, SQLItem, SQLList
-from .schemas import (
-    HarvestedRecordListSchema,
-    HarvestedRecordSchema,
-    HarvesterSchema,
-    HarvestRunSchema,
-)
+from .run_schemas import HarvestRunSchema
+from .schemas import HarvestedRecordListSchema, HarvestedRecordSchema, HarvesterSchema
 
 ADMIN_URL = "{+ui}/administration"
 """Base of the administration panel (invenio-administration mounts it at /administration)."""
@@ -109,11 +105,9 @@ class HarvesterServiceConfig(ServiceConfig, ConfiguratorMixin):
         "OAI_HARVESTER_PERMISSION_POLICY", default=HarvesterPermissionPolicy, import_string=True
     )
     schema = HarvesterSchema
-    run_schema = HarvestRunSchema
     search = HarvesterSearchOptions
     result_item_cls = HarvesterItem
     result_list_cls = SQLList
-    run_item_cls = SQLItem
 
     links_item = {
         "self": EndpointLink("oai_harvesters.read", params=["harvester_id"], vars=_harvester_vars),
@@ -146,7 +140,19 @@ class HarvesterServiceConfig(ServiceConfig, ConfiguratorMixin):
     }
     links_search = pagination_endpoint_links("oai_harvesters.search")
 
-    links_run = {
+
+class HarvestRunServiceConfig(ServiceConfig, ConfiguratorMixin):
+    """Runs of harvesters (invenio-jobs runs of their jobs); the harvesters' permissions."""
+
+    service_id = "oai-harvest-runs"
+    permission_policy_cls = FromConfig(
+        "OAI_HARVESTER_PERMISSION_POLICY", default=HarvesterPermissionPolicy, import_string=True
+    )
+    schema = HarvestRunSchema
+    result_item_cls = SQLItem
+    result_list_cls = SQLList
+
+    links_item = {
         "self": EndpointLink(
             "oai_harvesters.read_run", params=["harvester_id", "run_id"], vars=_run_vars
         ),
@@ -159,9 +165,7 @@ class HarvesterServiceConfig(ServiceConfig, ConfiguratorMixin):
         ),
         "self_html": ExternalLink(f"{ADMIN_URL}/runs/{{run_id}}", vars=_run_vars),
     }
-    links_runs_search = pagination_endpoint_links(
-        "oai_harvesters.search_runs", params=["harvester_id"]
-    )
+    links_search = pagination_endpoint_links("oai_harvesters.search_runs", params=["harvester_id"])
 
 
 class HarvestedRecordServiceConfig(ServiceConfig, ConfiguratorMixin):

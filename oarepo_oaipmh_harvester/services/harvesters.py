@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import sqlalchemy as sa
 from flask import current_app
 from invenio_db import db
 from invenio_db.uow import ModelCommitOp, ModelDeleteOp, UnitOfWork, unit_of_work
@@ -20,6 +21,7 @@ from invenio_records_resources.services.base import LinksTemplate, Service
 from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
 from marshmallow import ValidationError
 
+from .. import credentials
 from ..harvest.lock import HarvesterBusy, exclusive_run, holder_of
 from ..harvest.preflight import PreflightError, check_provider
 from ..models import OAIHarvestedRecord, OAIHarvester
@@ -31,6 +33,7 @@ from .jobs import (
     delete_jobs_of,
     dump_job,
     jobs_of,
+    last_successful_harvest,
     lock_holding_run,
     new_job,
     runs_query,
@@ -57,6 +60,8 @@ EDITABLE_FIELDS = (
     "local_drafts",
     "invalid_drafts",
     "doi_conflicts",
+    "set_communities",
+    "active",
 )
 
 PREFLIGHT_FIELDS = ("base_url", "metadata_prefix", "setspecs")
@@ -84,6 +89,10 @@ class HarvesterView:
     local_drafts: str
     invalid_drafts: str
     doi_conflicts: str
+    set_communities: dict[str, str] | None
+    active: bool
+    credentials: str | None
+    """Sealed (encrypted): the schema shows only what is set."""
     watermark: datetime | None
     created: datetime | None
     updated: datetime | None
@@ -126,7 +135,7 @@ class HarvesterService(HarvesterAccessMixin, Service):
             **stored,
             job=jobs[0] if jobs else None,
             jobs=jobs,
-            last_run=dump_run(self.config, last_run, harvester.id) if last_run else None,
+            last_run=dump_run(last_run, harvester.id) if last_run else None,
         )
 
     def _item(self, identity: Any, harvester: OAIHarvester) -> HarvesterItem:
@@ -135,23 +144,63 @@ class HarvesterService(HarvesterAccessMixin, Service):
         )
 
     # -- validation ------------------------------------------------------------------------
-    def _load(self, identity: Any, data: dict) -> dict:
+    def _validated(
+        self,
+        identity: Any,
+        data: dict,
+        *,
+        check: bool | None,
+        stored_credentials: str | None = None,
+        provider_fields_changed: Callable[[dict], bool] = lambda loaded: True,
+    ) -> dict:
+        """The harvester as it will be stored (its credentials sealed), or every problem
+        with it at once.
+
+        The provider is asked (unless `check` is False, or neither the fields it answers for
+        nor the credentials changed) whenever those fields themselves are valid, so that an
+        operator who got the target wrong hears in the same answer that the prefix or a set
+        is wrong too.
+        """
         try:
             loaded, _ = self.schema.load(data, context={"identity": identity})
+            errors: dict[str, list[str]] = {}
         except ValidationError as error:
-            raise HarvesterValidationError(flatten_messages(error.messages)) from None
-        return apply_defaults(loaded)
+            loaded = error.valid_data or {}
+            errors = flatten_messages(error.messages)
+        try:
+            sealed = credentials.updated(stored_credentials, loaded)
+        except credentials.CredentialsUnavailable as error:
+            errors.setdefault("auth", []).append(str(error))
+            sealed = None
+        changed = provider_fields_changed(loaded) or sealed != stored_credentials
+        if all(name not in errors for name in PREFLIGHT_FIELDS) and changed:
+            errors = {**self._provider_errors(loaded, sealed, check), **errors}
+        if errors:
+            raise HarvesterValidationError(errors)
+        for name in credentials.CHANGES:
+            loaded.pop(name, None)
+        return {**apply_defaults(loaded), "credentials": sealed}
 
-    def _preflight(self, loaded: dict, check: bool | None) -> None:
-        """Ask the provider whether it can serve this configuration; refuse it if not."""
+    def _provider_errors(
+        self, loaded: dict, sealed: str | None, check: bool | None
+    ) -> dict[str, list[str]]:
+        """What the provider says is wrong with this configuration (the preflight check)."""
         if check is None:
             check = current_app.config["OAI_HARVESTER_PREFLIGHT_CHECK"]
         if not check:
-            return
+            return {}
         try:
-            check_provider(loaded["base_url"], loaded["metadata_prefix"], loaded["setspecs"])
+            check_provider(
+                loaded["base_url"],
+                loaded["metadata_prefix"],
+                loaded.get("setspecs") or [],
+                credentials=credentials.provider_credentials(sealed),
+            )
+        except credentials.CredentialsUnavailable as error:
+            return {"auth": [str(error)]}
         except PreflightError as error:
-            raise HarvesterValidationError(error.errors) from None
+            return error.errors
+        return {}
 
     # -- harvesters ------------------------------------------------------------------------
     def read(self, identity: Any, harvester_id: str) -> HarvesterItem:
@@ -184,6 +233,30 @@ class HarvesterService(HarvesterAccessMixin, Service):
             prepare=self._view,
         )
 
+    def public_sources(self) -> list[dict[str, Any]]:
+        """What the public page of harvested sources shows of every harvester: its name, how
+        many records of it the site holds, and when it was last harvested successfully.
+        Nothing else (no endpoint, which may be private; no credentials)."""
+        live = (
+            db.select(OAIHarvestedRecord.harvester_id, sa.func.count().label("records"))
+            .where(OAIHarvestedRecord.deleted.is_(False), OAIHarvestedRecord.local_pid.is_not(None))
+            .group_by(OAIHarvestedRecord.harvester_id)
+            .subquery()
+        )
+        rows = db.session.execute(
+            db.select(OAIHarvester.id, OAIHarvester.name, live.c.records)
+            .outerjoin(live, live.c.harvester_id == OAIHarvester.id)
+            .order_by(OAIHarvester.name)
+        ).all()
+        return [
+            {
+                "name": name,
+                "records": records or 0,
+                "last_harvest": last_successful_harvest(harvester_id),
+            }
+            for harvester_id, name, records in rows
+        ]
+
     def list(self, identity: Any) -> list[HarvesterItem]:
         """Every harvester `identity` may see, by id (no paging)."""
         self.require_permission(identity, "search")
@@ -202,10 +275,9 @@ class HarvesterService(HarvesterAccessMixin, Service):
         Its invenio-jobs job type is registered after the commit.
         """
         self.require_permission(identity, "create")
-        loaded = self._load(identity, data)
+        loaded = self._validated(identity, data, check=check)
         if db.session.get(OAIHarvester, loaded["id"]) is not None:
             raise HarvesterAlreadyExists(loaded["id"])
-        self._preflight(loaded, check)
         harvester = OAIHarvester(**loaded)
         uow.register(ModelCommitOp(harvester))
         # The job exists from the start, so that an admin schedules this one in
@@ -235,10 +307,16 @@ class HarvesterService(HarvesterAccessMixin, Service):
             raise HarvesterValidationError({"id": ["The id of a harvester cannot change."]})
         current = {name: getattr(harvester, name) for name in EDITABLE_FIELDS}
         merged = {**current, **{k: v for k, v in data.items() if k != "id"}}
-        loaded = self._load(identity, {**merged, "id": harvester_id})
-        if any(loaded[name] != current[name] for name in PREFLIGHT_FIELDS):
-            self._preflight(loaded, check)
-        for name in EDITABLE_FIELDS:
+        loaded = self._validated(
+            identity,
+            {**merged, "id": harvester_id},
+            check=check,
+            stored_credentials=harvester.credentials,
+            provider_fields_changed=lambda loaded: any(
+                loaded.get(name) != current[name] for name in PREFLIGHT_FIELDS
+            ),
+        )
+        for name in (*EDITABLE_FIELDS, "credentials"):
             setattr(harvester, name, loaded[name])
         uow.register(ModelCommitOp(harvester))
         # The job type carries the name and URL in its title and description.

@@ -16,6 +16,7 @@ from invenio_records_resources.proxies import current_service_registry
 from invenio_records_resources.services.base import LinksTemplate, Service
 from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
 
+from ..harvest.counts import EXAMPLES_PER_REASON, MAX_REASONS, FailureGroup, failure_reason
 from ..models import OAIHarvestedRecord, OAIHarvester
 from ..text import echoed, is_storable
 from .errors import HarvestedRecordNotFound, HarvesterNotFound, HarvesterValidationError
@@ -281,6 +282,43 @@ class HarvestedRecordService(Service):
         return aggregations
 
     # -- actions ---------------------------------------------------------------------------
+    def error_reasons(
+        self, identity: Any, harvester_id: str, limit: int = 10
+    ) -> list[FailureGroup]:
+        """The reasons the harvester's records are failing now (their last error), the most
+        frequent first, each with its count and a few identifiers."""
+        self.harvester_service.get_harvester(identity, harvester_id)
+        first_error = OAIHarvestedRecord.errors[0].as_string()
+        mine = OAIHarvestedRecord.harvester_id == harvester_id
+        rows = db.session.execute(
+            db.select(first_error, sa.func.count())
+            .where(mine, OAIHarvestedRecord.errors.is_not(None))
+            .group_by(first_error)
+            .order_by(sa.func.count().desc())
+            .limit(MAX_REASONS)
+        ).all()
+        groups: dict[str, FailureGroup] = {}
+        examples_of: dict[str, list[str]] = {}
+        for error, count in rows:
+            reason = failure_reason(error or "")
+            groups.setdefault(reason, FailureGroup(reason)).count += count
+            examples_of.setdefault(reason, []).append(error or "")
+        ranked = sorted(groups.values(), key=lambda group: -group.count)[:limit]
+        for group in ranked:
+            for error in examples_of[group.reason]:
+                room = EXAMPLES_PER_REASON - len(group.examples)
+                if room <= 0:
+                    break
+                group.examples.extend(
+                    db.session.scalars(
+                        db.select(OAIHarvestedRecord.oai_identifier)
+                        .where(mine, first_error == error)
+                        .order_by(OAIHarvestedRecord.oai_identifier)
+                        .limit(room)
+                    )
+                )
+        return ranked
+
     def reharvest(self, identity: Any, harvester_id: str, oai_identifier: str) -> SQLItem:
         """Fetch this one record again now (GetRecord), as a run of the harvester's job."""
         self._get(identity, harvester_id, oai_identifier, "reharvest")

@@ -12,7 +12,6 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from flask import current_app
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_db.uow import ModelCommitOp, UnitOfWork, unit_of_work
@@ -21,10 +20,9 @@ from invenio_jobs.proxies import current_jobs, current_runs_service
 from invenio_jobs.tasks import execute_run
 from invenio_records_resources.services.base import LinksTemplate, Service
 from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
-from marshmallow import ValidationError, validate, validates_schema
-from marshmallow import fields as ma_fields
+from marshmallow import ValidationError
 
-from ..arguments import ADMINISTRATOR_ARGUMENTS, RunArgumentsSchema
+from ..arguments import run_request
 from ..harvest.assembly import (
     PurgeNotConfirmed,
     current_settings,
@@ -34,13 +32,16 @@ from ..harvest.assembly import (
 from ..harvest.interrupted import close_interrupted_runs, grace_for
 from ..harvest.lock import HarvesterBusy, holder_of
 from ..harvest.preview import PreviewReport
+from ..harvest.request import RunKind, RunRequest
 from ..harvest.results import ProgressCallback
 from ..harvest.window import SinceSource, since_source_of
+from ..models import OAIHarvester
+from ..text import without_traceback
 from .access import HarvesterAccessMixin, flatten_messages, is_user, link_args
 from .errors import HarvesterValidationError, HarvestRunInProgress, HarvestRunNotFound
 from .jobs import active_run, job_of, new_job, runs_query
 from .results import SQLItem, SQLList, SQLPage
-from .schemas import RunRequestSchema
+from .run_schemas import HarvestRunSchema, PreviewRequestSchema, RunRequestSchema
 from .sql import fetch_page, resolve_search_params
 
 
@@ -67,11 +68,12 @@ class RunView:
     @classmethod
     def of(cls, run: Run, harvester_id: str) -> RunView:
         columns = {f.name: getattr(run, f.name) for f in fields(cls) if f.name != "harvester_id"}
+        columns["message"] = without_traceback(columns["message"])
         return cls(harvester_id=harvester_id, **columns)
 
 
-def dump_run(config: Any, run: Run, harvester_id: str) -> dict[str, Any]:
-    return config.run_schema().dump(RunView.of(run, harvester_id))
+def dump_run(run: Run, harvester_id: str) -> dict[str, Any]:
+    return HarvestRunSchema().dump(RunView.of(run, harvester_id))
 
 
 class HarvestRunService(HarvesterAccessMixin, Service):
@@ -82,12 +84,12 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         self._jobs_registry = jobs_registry_getter or (lambda: current_jobs.registry)
 
     def _run_item(self, identity: Any, harvester_id: str, run: Run) -> SQLItem:
-        return self.config.run_item_cls(
+        return self.config.result_item_cls(
             self,
             identity,
             RunView.of(run, harvester_id),
-            links_tpl=LinksTemplate(self.config.links_run),
-            schema=ServiceSchemaWrapper(self, schema=self.config.run_schema),
+            links_tpl=LinksTemplate(self.config.links_item),
+            schema=ServiceSchemaWrapper(self, schema=self.config.schema),
         )
 
     @unit_of_work()
@@ -122,12 +124,15 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         queued or running.
         """
         try:
-            request = RunRequestSchema().load(data or {})
+            loaded = RunRequestSchema().load(data or {})
         except ValidationError as error:
             self.get_harvester(identity, harvester_id, "run")  # 404/403 before a 400
             raise HarvesterValidationError(flatten_messages(error.messages)) from None
+        request = RunRequest.from_arguments(
+            loaded, since_source_of(loaded.get("since"), SinceSource.LAST_SUCCESS)
+        )
         self.get_harvester(identity, harvester_id, _action_of(request))
-        if request.get("purge") and request.get("confirm") != harvester_id:
+        if request.kind is RunKind.PURGE and request.confirm != harvester_id:
             raise HarvesterValidationError({"confirm": [str(PurgeNotConfirmed(harvester_id))]})
         job = self.ensure_job(identity, harvester_id)
         active = active_run(harvester_id)
@@ -141,17 +146,10 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         if active is not None:
             raise HarvestRunInProgress(harvester_id, str(active.id), active.status.name)
 
-        args: dict[str, Any] = {
-            "job_arg_schema": "OAIHarvestArgsSchema",
-            **_flags(request),
-        }
-        if request.get("since"):
-            args["since"] = request["since"].isoformat()
-        if request.get("identifiers"):
-            args["identifiers"] = list(request["identifiers"])
-        if request.get("confirm"):
-            args["confirm"] = request["confirm"]
-        run_title = title or request.get("title") or _default_title(request)
+        # What the job type's arguments schema loads (invenio-jobs checks them again).
+        given = {key: value for key, value in request.arguments().items() if value}
+        args: dict[str, Any] = {"job_arg_schema": "OAIHarvestArgsSchema", **given}
+        run_title = title or loaded.get("title") or _default_title(request)
         # invenio-jobs lets only administrators start runs; harvest managers may start their
         # harvester's runs, which our own permission check above has allowed. The run is
         # created as the system and then credited to the person who asked for it.
@@ -178,11 +176,11 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             SQLPage(rows=rows, total=total),
             params=params,
             links_tpl=LinksTemplate(
-                self.config.links_runs_search,
+                self.config.links_search,
                 context={"args": link_args(params), "harvester_id": harvester_id},
             ),
-            links_item_tpl=LinksTemplate(self.config.links_run),
-            schema=ServiceSchemaWrapper(self, schema=self.config.run_schema),
+            links_item_tpl=LinksTemplate(self.config.links_item),
+            schema=ServiceSchemaWrapper(self, schema=self.config.schema),
             prepare=lambda run: RunView.of(run, harvester_id),
         )
 
@@ -224,18 +222,17 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             raise HarvesterValidationError(flatten_messages(error.messages)) from None
         settings = current_settings()
         report = PreviewReport(
-            limit=request.get("limit") or current_app.config["OAI_HARVESTER_PREVIEW_LIMIT"],
+            limit=request.get("limit") or settings.preview_limit,
             max_entries=settings.preview_diffs,
         )
-        since = request.get("since")
+        arguments = {key: value for key, value in request.items() if key != "limit"}
         try:
             summary = run_harvest(
                 harvester_id,
-                since=since,
-                since_source=since_source_of(since, SinceSource.WATERMARK),
-                identifiers=request.get("identifiers") or None,
-                preview=report,
-                **_flags(request),
+                RunRequest.from_arguments(
+                    arguments, since_source_of(arguments.get("since"), SinceSource.WATERMARK)
+                ),
+                dry_run=report,
             )
         except HarvesterBusy as error:
             active = active_run(harvester_id)
@@ -252,6 +249,43 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             "message": summary.message(),
             "requests": summary.requests,
         }
+
+    def run_every_active_harvester(
+        self,
+        identity: Any,
+        *,
+        title: str = "Run of every active harvester",
+        stop: Callable[[], str | None] = lambda: None,
+    ) -> list[HarvesterOutcome]:
+        """Each active harvester in turn, by id, each in a run of its own job here (its own
+        watermark, its own outcome): one that fails does not stop the others. `stop` says
+        why to stop before the next harvester (None: go on)."""
+        self.require_permission(identity, "search")
+        harvester_ids = list(
+            db.session.scalars(
+                db.select(OAIHarvester.id)
+                .where(OAIHarvester.active.is_(True))
+                .order_by(OAIHarvester.id)
+            )
+        )
+        outcomes: list[HarvesterOutcome] = []
+        for harvester_id in harvester_ids:
+            if stop():
+                break
+            try:
+                run = self.harvest_in_process(identity, harvester_id, title=title)
+            except Exception as error:  # noqa: BLE001 - the next harvester still runs
+                db.session.rollback()
+                outcomes.append(HarvesterOutcome(harvester_id, None, "ERROR", str(error)))
+                continue
+            counted = f"{run.total_entries or 0} records"
+            detail = (
+                counted
+                if run.status == RunStatusEnum.SUCCESS
+                else (without_traceback(run.message) or counted)
+            )
+            outcomes.append(HarvesterOutcome(harvester_id, str(run.id), run.status.name, detail))
+        return outcomes
 
     def harvest_in_process(
         self,
@@ -270,20 +304,17 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         continues from the stored watermark. Batches are written here too, whatever
         OAI_HARVESTER_WRITE_MODE says.
         """
-        raw = {**(arguments or {}), **more_arguments}
-        if isinstance(raw.get("since"), datetime):
-            raw["since"] = raw["since"].isoformat()
         try:
-            loaded = RunArgumentsSchema().load(raw)
+            request = run_request(
+                {**(arguments or {}), **more_arguments}, without_since=SinceSource.WATERMARK
+            )
         except ValidationError as error:
             self.get_harvester(identity, harvester_id, "run")
             raise HarvesterValidationError(flatten_messages(error.messages)) from None
-        self.get_harvester(identity, harvester_id, _action_of(loaded))
-        if loaded.get("purge") and loaded.get("confirm") != harvester_id:
+        self.get_harvester(identity, harvester_id, _action_of(request))
+        if request.kind is RunKind.PURGE and request.confirm != harvester_id:
             raise HarvesterValidationError({"confirm": [str(PurgeNotConfirmed(harvester_id))]})
-        since, identifiers = loaded.get("since"), loaded.get("identifiers")
         job = self.ensure_job(identity, harvester_id)
-        source = since_source_of(since, SinceSource.WATERMARK)
         run = Run(
             id=uuid.uuid4(),
             task_id=uuid.uuid4(),
@@ -294,12 +325,9 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             started_by_id=identity.id if is_user(identity) else None,
             args={
                 "harvester_id": harvester_id,
-                "since": since.isoformat() if since else None,
-                "since_source": source.value,
-                "identifiers": identifiers or None,
-                "confirm": loaded.get("confirm"),
+                "since_source": request.since_source.value,
                 "write_mode": "local",
-                **_flags(loaded),
+                **request.arguments(),
             },
         )
         db.session.add(run)
@@ -313,54 +341,36 @@ class HarvestRunService(HarvesterAccessMixin, Service):
         return db.session.get(Run, run.id)
 
 
-def _flags(arguments: dict[str, Any]) -> dict[str, bool]:
-    """The boolean run arguments, by their one name."""
-    return {
-        name: bool(arguments.get(name))
-        for name, field in RunArgumentsSchema().fields.items()
-        if isinstance(field, ma_fields.Boolean)
-    }
+@dataclass(frozen=True)
+class HarvesterOutcome:
+    """How one harvester's run of a run-all run ended."""
+
+    harvester_id: str
+    run_id: str | None
+    status: str
+    """A run status (SUCCESS, PARTIAL_SUCCESS, FAILED, CANCELLED), or ERROR: no run."""
+    detail: str
+
+    def describe(self) -> str:
+        return f"{self.harvester_id}: {self.status}" + (f" ({self.detail})" if self.detail else "")
 
 
-def _action_of(arguments: dict[str, Any]) -> str:
+def _action_of(request: RunRequest) -> str:
     """Repairs (rewrite, force, retry, purge) are for those who may change the harvester;
     a harvest manager may start the other runs of their harvester."""
-    return "update" if any(arguments.get(name) for name in ADMINISTRATOR_ARGUMENTS) else "run"
+    return "update" if request.is_repair else "run"
 
 
-def _default_title(arguments: dict[str, Any]) -> str:
-    for name, title in (
-        ("purge", "Purge"),
-        ("rewrite", "Rewrite from stored XML"),
-        ("retry_errors", "Retry failed records"),
-        ("reindex", "Reindex"),
-    ):
-        if arguments.get(name):
-            return title
-    return "Run now"
+RUN_TITLES = {
+    RunKind.PURGE: "Purge",
+    RunKind.REWRITE: "Rewrite from stored XML",
+    RunKind.RETRY_ERRORS: "Retry failed records",
+    RunKind.REINDEX: "Reindex",
+}
 
 
-class PreviewRequestSchema(RunArgumentsSchema):
-    """Body of a preview (`POST .../harvesters/<id>/preview`): run arguments and a limit."""
-
-    limit = ma_fields.Integer(
-        load_default=None,
-        allow_none=True,
-        validate=validate.Range(min=1, max=10000),
-        metadata={"description": "Records to examine at most."},
-    )
-
-    @validates_schema
-    def _previewable(self, data: dict[str, Any], **kwargs: Any) -> None:
-        if data.get("purge"):
-            raise ValidationError("A purge cannot be previewed.", field_name="purge")
-        limit = data.get("limit")
-        maximum = current_app.config["OAI_HARVESTER_PREVIEW_MAX_LIMIT"]
-        if limit is not None and limit > maximum:
-            raise ValidationError(
-                f"At most {maximum} records per preview (OAI_HARVESTER_PREVIEW_MAX_LIMIT).",
-                field_name="limit",
-            )
+def _default_title(request: RunRequest) -> str:
+    return RUN_TITLES.get(request.kind, "Run now")
 
 
 class _RunSearchOptions:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import current_app
 from invenio_accounts.models import User
 from invenio_db import db
 from invenio_i18n import lazy_gettext as _
 from marshmallow import (
-    EXCLUDE,
     Schema,
     ValidationError,
     fields,
@@ -21,11 +21,13 @@ from marshmallow import (
 )
 from marshmallow_utils.fields import TZDateTime
 
-from ..arguments import PlainList, RunArgumentsSchema
+from ..arguments import PlainList
+from ..credentials import summary as credentials_summary
 from ..harvest.targets.options import POLICY_FIELDS, TargetOptions
 from ..models import OAIHarvester
 from ..proxies import current_oai_harvester
 from ..text import StorableText, echoed, is_storable
+from .fields import AuthSchema, RequestHeaders, SetCommunities
 from .targets import writable_target_ids
 
 HARVESTER_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$"
@@ -42,13 +44,19 @@ TEXT_LENGTH = column_length(OAIHarvester.name)
 
 
 class ProviderUrl(fields.Url):
-    """An http(s) URL that fits its column, measured before the URL pattern is tried on it."""
+    """An http(s) URL that fits its column, measured before the URL pattern is tried on it,
+    and that holds no credentials (every page shows the base URL)."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
         url = super()._deserialize(value, attr, data, **kwargs)
         if len(url) > BASE_URL_LENGTH:
             raise ValidationError(
                 f"Give a URL of at most {BASE_URL_LENGTH} characters (this one has {len(url)})."
+            )
+        if "@" in urlsplit(url).netloc:
+            raise ValidationError(
+                "Give the URL without a user name or password (every page shows it); give "
+                "them as the harvester's credentials (auth) instead."
             )
         return url
 
@@ -80,6 +88,7 @@ class UserReference(fields.Integer):
 
 OPTIONAL_FIELDS = (
     "comment",
+    "set_communities",
     "transformer",
     "batch_size",
     "request_delay",
@@ -146,6 +155,16 @@ class HarvesterSchema(Schema):
     local_drafts = _policy("local_drafts")
     invalid_drafts = _policy("invalid_drafts")
     doi_conflicts = _policy("doi_conflicts")
+    set_communities = SetCommunities(load_default=None, allow_none=True)
+    active = fields.Boolean(load_default=True)
+    # The provider's credentials: written, never shown (`credentials` says what is set).
+    auth = fields.Nested(AuthSchema, load_only=True, allow_none=True)
+    # The panel's form has no widget for a nested object: it sends these two instead.
+    auth_username = fields.String(load_only=True)
+    auth_password = fields.String(load_only=True)
+    headers = RequestHeaders(load_only=True, allow_none=True)
+    clear_credentials = fields.Boolean(load_only=True)
+    credentials = fields.Method("_credentials", dump_only=True)
 
     # Shown, never written by a client.
     watermark = TZDateTime(timezone=UTC, format="iso", dump_only=True)
@@ -178,6 +197,9 @@ class HarvesterSchema(Schema):
 
     last_run = fields.Raw(dump_only=True)
 
+    def _credentials(self, harvester: Any) -> dict[str, Any]:
+        return credentials_summary(harvester.credentials)
+
     @pre_load
     def _drop_dump_only(self, data: Any, **kwargs: Any) -> Any:
         # What the API returned may be sent back (admin edit form, scripts doing GET-edit-PUT).
@@ -189,6 +211,18 @@ class HarvesterSchema(Schema):
         for name in OPTIONAL_FIELDS:
             if cleaned.get(name) == "":
                 cleaned[name] = None
+        # An edit form shows the credentials empty: left so, they stay as they are.
+        username = cleaned.pop("auth_username", None)
+        password = cleaned.pop("auth_password", None)
+        if (username or password) and "auth" not in cleaned:
+            cleaned["auth"] = {"username": username or "", "password": password or ""}
+        auth = cleaned.get("auth")
+        if isinstance(auth, dict) and not any(auth.get(k) for k in ("username", "password")):
+            del cleaned["auth"]
+        if cleaned.get("headers") in ("", {}):
+            del cleaned["headers"]
+        if cleaned.get("set_communities") == "":
+            cleaned["set_communities"] = None
         return cleaned
 
     @validates("target")
@@ -240,14 +274,22 @@ class HarvesterSchema(Schema):
             adapter_for(service, None, options=options)
         except AdapterNotApplicable as error:
             raise ValidationError(str(error), field_name="target_adapter") from None
+        drafts = options.adapter is AdapterKind.DRAFTS or (
+            options.adapter is AdapterKind.AUTO and is_draft_service(service)
+        )
         community = data.get("community")
         if community:
-            drafts = options.adapter is AdapterKind.DRAFTS or (
-                options.adapter is AdapterKind.AUTO and is_draft_service(service)
-            )
             problem = community_problem(community, is_drafts=drafts)
             if problem:
                 raise ValidationError(problem, field_name="community")
+        problems = [
+            f"{spec}: {problem}"
+            for spec, joined in (data.get("set_communities") or {}).items()
+            if (problem := community_problem(joined, is_drafts=drafts))
+        ]
+        if problems:
+            # On the field itself, not per set: a form shows errors by field.
+            raise ValidationError(problems, field_name="set_communities")
 
     @validates("transformer")
     def _known_transformer(self, value: str | None, **kwargs: Any) -> None:
@@ -297,35 +339,6 @@ def apply_defaults(data: dict) -> dict:
     data["setspecs"] = list(dict.fromkeys(data.get("setspecs") or []))
     data["harvest_managers"] = list(dict.fromkeys(data.get("harvest_managers") or []))
     return data
-
-
-class RunRequestSchema(RunArgumentsSchema):
-    """Body of "run now" (`POST .../harvesters/<id>/run`): the run arguments and a title."""
-
-    title = fields.String(validate=validate.Length(min=1, max=250))
-
-
-class HarvestRunSchema(Schema):
-    """An invenio-jobs run of a harvester's job, with its counters."""
-
-    class Meta:
-        unknown = EXCLUDE
-
-    id = fields.UUID(dump_only=True)
-    job_id = fields.UUID(dump_only=True)
-    harvester_id = fields.String(dump_only=True)
-    title = fields.String(dump_only=True)
-    status = fields.Function(lambda run: run.status.name if run.status else None)
-    message = fields.String(dump_only=True)
-    args = fields.Raw(dump_only=True)
-    started_by_id = fields.Integer(dump_only=True, allow_none=True)
-    created = TZDateTime(timezone=UTC, format="iso", dump_only=True)
-    started_at = TZDateTime(timezone=UTC, format="iso", dump_only=True)
-    finished_at = TZDateTime(timezone=UTC, format="iso", dump_only=True)
-    total_entries = fields.Integer(dump_only=True)
-    inserted_entries = fields.Integer(dump_only=True)
-    updated_entries = fields.Integer(dump_only=True)
-    errored_entries = fields.Integer(dump_only=True)
 
 
 class HarvestedRecordSchema(Schema):

@@ -113,6 +113,18 @@ class ProviderQuirks:
     server_error_for: set[str] = field(default_factory=set)
     """Identifiers whose GetRecord answers HTTP 500, as invenio-oaiserver does for a record
     deleted there."""
+    require_basic_auth: tuple[str, str] | None = None
+    """(user, password) a request must carry (HTTP Basic), else 401."""
+    require_header: tuple[str, str] | None = None
+    """(name, value) of a header a request must carry (an API token), else 401."""
+    redirect_to: str | None = None
+    """Answer every request with a redirect (302) to this URL, query kept."""
+    endless_known_records: bool = False
+    """Every continuation serves the first page's records again, with a new token each time
+    (a list that never ends, though every token is new)."""
+    no_records_match_at_end: bool = False
+    """The last page of a list still carries a token, and the request with it is answered
+    noRecordsMatch (instead of an empty resumptionToken on the last page)."""
     older_copy_after: set[str] = field(default_factory=set)
     """Identifiers listed twice on their page: right after the record, an older version of it
     (a day earlier, titled "Older version"), as a provider serving from a lagging replica does."""
@@ -199,6 +211,8 @@ class OAIPMHProvider:
         self.admin_email = admin_email
         self.path = path if path.startswith("/") else "/" + path
         self.quirks = ProviderQuirks()
+        self.request_headers: list[dict[str, str]] = []
+        """The headers of every request received, in order."""
         self.requests: list[dict[str, str]] = []
 
         self._lock = threading.Lock()
@@ -261,6 +275,23 @@ class OAIPMHProvider:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+    def note_headers(self, headers: dict[str, str]) -> None:
+        with self._lock:
+            self.request_headers.append(headers)
+
+    def authorized(self, headers: Any) -> bool:
+        """Whether a request carries what the quirks require (Basic credentials, a header)."""
+        quirks = self.quirks
+        if quirks.require_basic_auth is not None:
+            pair = ":".join(quirks.require_basic_auth).encode()
+            if headers.get("Authorization") != "Basic " + base64.b64encode(pair).decode():
+                return False
+        if quirks.require_header is not None:
+            name, value = quirks.require_header
+            if headers.get(name) != value:
+                return False
+        return True
 
     def requests_for(self, verb: str) -> list[dict[str, str]]:
         """The recorded request arguments whose verb is `verb`."""
@@ -451,6 +482,11 @@ class OAIPMHProvider:
             )
         total = len(selection)
         offset = state["o"]
+        if continuation and quirks.no_records_match_at_end and offset >= total:
+            raise OAIError("noRecordsMatch", "No more records.")
+        if continuation and quirks.endless_known_records:
+            offset = 0
+            state = {**state, "n": self._next_nonce()}
 
         if continuation and self._take_empty_page():
             # A distinct token for the same offset, so that no record is lost by the bug.
@@ -485,7 +521,14 @@ class OAIPMHProvider:
                     {**state, "o": next_offset if next_offset < total else 0}
                 )
             parts.append(self._token_element(token, total, offset))
-        elif next_offset < total or (quirks.empty_last_page and page and next_offset == total):
+        elif quirks.endless_known_records:
+            token = self._encode_token({**state, "o": 0, "n": self._next_nonce()})
+            parts.append(self._token_element(token, total, offset))
+        elif (
+            next_offset < total
+            or (quirks.empty_last_page and page and next_offset == total)
+            or (quirks.no_records_match_at_end and next_offset == total)
+        ):
             token = self._encode_token({**state, "o": next_offset})
             parts.append(self._token_element(token, total, offset))
         elif continuation:
@@ -774,6 +817,15 @@ class _Handler(BaseHTTPRequestHandler):
             body = self.rfile.read(length) if length else b""
         if url.path != provider.path:
             self._send(404, {"Content-Type": "text/plain; charset=utf-8"}, b"Not found\n")
+            return
+        provider.note_headers(dict(self.headers))
+        if provider.quirks.redirect_to:
+            target = provider.quirks.redirect_to + (f"?{url.query}" if url.query else "")
+            self._send(302, {"Location": target}, b"")
+            return
+        if not provider.authorized(self.headers):
+            challenge = {"WWW-Authenticate": 'Basic realm="oai"', "Content-Type": "text/plain"}
+            self._send(401, challenge, b"Unauthorized\n")
             return
         if post:
             content_type = self.headers.get("Content-Type", "").split(";")[0].strip().lower()

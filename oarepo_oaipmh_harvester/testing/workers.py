@@ -1,4 +1,4 @@
-"""Real Celery worker processes for the tests and the benchmark (solo pool, one queue)."""
+"""Real Celery worker processes for the tests and the benchmark (solo or prefork, one queue)."""
 
 from __future__ import annotations
 
@@ -29,11 +29,15 @@ def start_celery_workers(
     name: str = "oai",
     ready_timeout: float = 120.0,
     app_module: str = "invenio_app.celery",
+    pool: str = "solo",
+    concurrency: int = 1,
 ) -> list[subprocess.Popen]:
     """Start `count` `celery worker` processes of `app_module` consuming `queue`.
 
-    Solo pool: one task at a time each, like a small worker; returns once every one has
-    said it is ready (its log is in the temporary directory, named after it).
+    Solo pool by default: one task at a time each, like a small worker; ``pool="prefork"``
+    forks `concurrency` pool processes from each, as an InvenioRDM instance's worker does.
+    Returns once every one has said it is ready (its log is in the temporary directory,
+    named after it: :func:`worker_log`).
     """
     processes: list[tuple[subprocess.Popen, Path]] = []
     for number in range(count):
@@ -41,7 +45,7 @@ def start_celery_workers(
         log_path = Path(tempfile.gettempdir()) / f"{node}.log"
         command = [
             sys.executable, "-m", "celery", "-A", app_module, "worker",
-            "-P", "solo", "-Q", queue, "-n", f"{node}@%h", "-l", "INFO",
+            "-P", pool, "-c", str(concurrency), "-Q", queue, "-n", f"{node}@%h", "-l", "INFO",
             "--without-gossip", "--without-mingle", "--without-heartbeat",
         ]  # fmt: skip
         with log_path.open("w") as log:

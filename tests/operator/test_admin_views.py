@@ -46,6 +46,14 @@ def test_menu_lists_both_views(as_admin, harvesters):
     assert f"{PANEL}/jobs" in links  # the harvesters' jobs are scheduled there
 
 
+def test_the_jobs_pages_of_invenio_jobs_render_with_the_next_run_field(as_admin, harvesters):
+    """invenio-jobs' own list and detail pages build their columns from its JobSchema, to
+    which this plugin adds `next_run`."""
+    page(as_admin, f"{PANEL}/jobs")
+    job_id = as_admin.get("/api/oai-harvest/harvesters/a").json["job"]["id"]
+    page(as_admin, f"{PANEL}/jobs/{job_id}")
+
+
 def test_harvester_list_page_and_the_search_it_makes(as_admin, harvesters):
     tree = page(as_admin, f"{PANEL}/oai-harvesters")
     assert "OAI-PMH harvesters" in tree.findtext(".//h1")
@@ -113,6 +121,27 @@ def test_harvester_detail_links_records_with_errors(as_admin, tracked):
     tree = page(as_admin, f"{PANEL}/oai-harvesters/a")
     (errors,) = tree.xpath('//*[@id="oai-harvester-errors-link"]')
     assert "(1)" in errors.text_content() and "has_errors%3Atrue" in errors.get("href")
+
+
+def test_harvester_detail_groups_failing_records_by_reason(as_admin, harvesters):
+    for number in range(5):
+        track("a", f"oai:a:{number}", errors=["no dc:date in EDTF form\ndetails of the record"])
+    track("a", "oai:a:9", errors=["target refused: title too short"])
+    track("b", "oai:b:1", errors=["no dc:date in EDTF form"])  # another harvester's
+    tree = page(as_admin, f"{PANEL}/oai-harvesters/a")
+    rows = tree.xpath('//*[@id="oai-harvester-error-reasons"]//tr')
+    assert [" ".join(row.text_content().split()) for row in rows] == [
+        "5 × no dc:date in EDTF form oai:a:0, oai:a:1, oai:a:2, …",
+        "1 × target refused: title too short oai:a:9",
+    ]
+    link = rows[0].xpath(".//a")[0].get("href")
+    assert link.endswith("?f=harvester%3Aa&f=error%3Ano+dc%3Adate+in+EDTF+form")
+    # The link is the records search the panel's list makes: it finds just those five.
+    found = as_admin.get(
+        "/api/oai-harvest/records",
+        query_string={"harvester": "a", "error": "no dc:date in EDTF form"},
+    ).json
+    assert found["hits"]["total"] == 5
 
 
 def test_unknown_harvester_and_record_pages_are_404(as_admin, harvesters):

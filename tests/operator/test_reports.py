@@ -31,7 +31,7 @@ def test_success_report(harvesters, mailbox):
     assert "created    50" in body and "failed     0" in body
     assert "https://repo.example.org/administration/oai-harvesters/a" in body
     assert f"https://repo.example.org/administration/runs/{run.id}" in body
-    assert "First failed records" not in body and "What went wrong" not in body
+    assert "Failed records by reason" not in body and "What went wrong" not in body
     assert '<a href="https://repo.example.org/administration/oai-harvesters/a">' in message.html
 
 
@@ -45,13 +45,19 @@ def test_partial_report_lists_the_failed_records_with_links(harvesters, corpus, 
     assert message.subject.endswith('"Harvester A" finished with failed records')
     body = message.body
     assert "created    48" in body and "failed     2" in body
+    reason = "Validation failed: {'metadata': ['A record needs a non-empty title.']}"
+    assert f"Failed records by reason:\n- 2 × {reason}\n" in body
     for identifier in bad:
-        assert f"- {identifier}\n" in body
         assert (
-            f"https://repo.example.org/administration/oai-harvested-records/a/{identifier}" in body
+            f"  {identifier}  https://repo.example.org/administration/oai-harvested-records/a/"
+            f"{identifier}\n" in body
         )
-    assert "A record needs a non-empty title." in body
+    assert (
+        "  all of them: https://repo.example.org/administration/oai-harvested-records"
+        "?f=harvester%3Aa&f=error%3AValidation+failed" in body
+    )
     assert "2 of 50 records failed" in body  # the run's own message
+    assert f"By reason: 2 × {reason} ({bad[0]}, {bad[1]})." in body
     assert (
         "https://repo.example.org/administration/oai-harvested-records"
         "?f=harvester%3Aa&f=has_errors%3Atrue"

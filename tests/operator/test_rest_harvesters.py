@@ -156,6 +156,27 @@ def test_create_runs_the_preflight_check_and_reports_it_on_the_field(
     assert res.status_code == 201
 
 
+def test_a_wrong_target_is_reported_with_the_providers_answer(
+    as_admin, users, provider, preflight_on
+):
+    """Every problem at once: an operator who got the target wrong also hears that the
+    provider has no such prefix and no such set."""
+    body = harvester_data(
+        "x", provider.base_url, target="no-such-service", metadata_prefix="marc21",
+        setspecs=["chem"],
+    )  # fmt: skip
+    errors = field_errors(as_admin.post(API, json=body))
+    assert set(errors) == {"target", "metadata_prefix", "setspecs"}, errors
+    assert "does not offer metadata prefix 'marc21'" in errors["metadata_prefix"]
+    assert db.session.query(OAIHarvester).count() == 0
+
+    # An invalid endpoint is not asked anything; the other problems are still all named.
+    errors = field_errors(
+        as_admin.post(API, json={**body, "base_url": "ftp://nope", "batch_size": 0})
+    )
+    assert set(errors) == {"target", "base_url", "batch_size"}, errors
+
+
 # -- update ----------------------------------------------------------------------------------
 def test_update_changes_given_fields_and_accepts_what_read_returned(as_admin, harvesters):
     res = as_admin.put(f"{API}/a", json={"name": "Renamed", "batch_size": 5})
@@ -264,6 +285,19 @@ def test_run_now_runs_the_harvesters_job_and_returns_the_run(
     assert as_admin.get(path_of(run["links"]["self"])).json["status"] == "SUCCESS"
     runs = as_admin.get(f"{API}/a/runs").json
     assert [hit["id"] for hit in runs["hits"]["hits"]] == [run["id"]]
+
+
+def test_a_failed_run_shows_its_error_without_the_python_traceback(as_admin, harvesters, provider):
+    provider.quirks.fail_requests = 100  # every answer 503, past every retry
+    provider.quirks.fail_status = 500
+    run = as_admin.post(f"{API}/a/run").json
+    assert run["status"] == "FAILED"
+    assert run["message"].startswith("OAITransportError: HTTP 500")
+    assert "Traceback" not in run["message"] and "File " not in run["message"]
+    assert as_admin.get(f"{API}/a").json["last_run"]["message"] == run["message"]
+    # invenio-jobs keeps the whole of it, for its own run page.
+    stored = db.session.get(Run, run["id"]).message
+    assert stored.startswith(run["message"]) and "Traceback (most recent call last):" in stored
 
 
 def test_run_body_since_full_and_identifiers(as_admin, harvesters, corpus, provider):

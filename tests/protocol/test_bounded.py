@@ -75,6 +75,34 @@ def endless(server, items_on) -> None:
     server.answer(responder)
 
 
+def test_the_same_identifiers_again_and_again_are_no_progress(server, client) -> None:
+    """A new token every time, but the five records of the first page on every page."""
+
+    def responder(hit):
+        number = int(hit.args.get("resumptionToken", "0"))
+        items = [record(f"known-{i}") for i in range(5)]
+        return records_page(*items, resumption=token(str(number + 1)))
+
+    server.answer(responder)
+    with pytest.raises(TokenLoopError, match="only identifiers it had already sent"):
+        list(client.list_records("oai_dc"))
+    assert len(server.hits) == 12  # the first page, then max_empty_pages (10) + 1 repeats
+
+
+def test_a_record_sent_again_among_new_ones_is_progress(server, client) -> None:
+    """Real lists repeat a record now and then (changed while it was listed): the page's
+    new records count, and the list is read to its end."""
+
+    def responder(hit):
+        number = int(hit.args.get("resumptionToken", "0"))
+        items = [record(f"r{number}-{i}") for i in range(3)] + [record("r0-0")]
+        more = token(str(number + 1)) if number < 30 else "<resumptionToken/>"
+        return records_page(*items, resumption=more)
+
+    server.answer(responder)
+    assert len(list(client.list_records("oai_dc"))) == 31 * 4
+
+
 def test_a_record_every_ninth_page_is_no_progress(server, client) -> None:
     endless(server, lambda n: 1 if n % 9 == 0 else 0)
     with pytest.raises(NoProgress) as caught:

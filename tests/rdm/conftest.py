@@ -63,18 +63,10 @@ def rdm_location(database):
 def rdm_index(app, search):
     """Empty record and draft indices for this test (the vocabularies stay indexed)."""
     from invenio_rdm_records.records.api import RDMDraft, RDMRecord
-    from invenio_search import current_search_client
     from invenio_search.utils import build_alias_name
+    from search_node import empty_search_indices
 
-    indices = ",".join(build_alias_name(i._name) for i in (RDMRecord.index, RDMDraft.index))
-    # Documents written since the last refresh are invisible to delete_by_query.
-    current_search_client.indices.refresh(index=indices)
-    current_search_client.delete_by_query(
-        index=indices,
-        body={"query": {"match_all": {}}},
-        conflicts="proceed",
-        refresh=True,
-    )
+    empty_search_indices([build_alias_name(i._name) for i in (RDMRecord.index, RDMDraft.index)])
     yield
 
 

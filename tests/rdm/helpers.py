@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from factories import run_harvest
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_search.proxies import current_search, current_search_client
 from invenio_search.utils import build_alias_name
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
 

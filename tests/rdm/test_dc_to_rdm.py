@@ -9,12 +9,11 @@ import pytest
 
 pytest.importorskip("invenio_rdm_records")
 
-from factories import make_harvester
+from factories import make_harvester, run_harvest
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from lxml import etree
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.rdm_common import (
     bibliographic_to_terminology,
     comparable_url,

@@ -17,12 +17,12 @@ import pytest
 pytest.importorskip("invenio_rdm_records")
 
 import requests
-from factories import make_harvester, wait_until
+from factories import make_harvester, run_harvest, wait_until
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_rdm_records.services.errors import RecordDeletedException
 
-from oarepo_oaipmh_harvester.harvest.assembly import build_client, run_harvest
+from oarepo_oaipmh_harvester.harvest.assembly import build_client
 from oarepo_oaipmh_harvester.harvest.preflight import PreflightError, check_provider
 from oarepo_oaipmh_harvester.harvest.rdm_dublin_core import DublinCoreRDMTransformer
 from oarepo_oaipmh_harvester.harvest.results import RunOutcome

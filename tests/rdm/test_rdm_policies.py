@@ -9,14 +9,13 @@ import pytest
 
 pytest.importorskip("invenio_rdm_records")
 
-from factories import make_harvester
+from factories import make_harvester, run_harvest
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_rdm_records.records.api import RDMRecord
 from invenio_rdm_records.services.errors import RecordDeletedException
 from invenio_search.proxies import current_search
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.targets import AdapterKind, RecordsServiceTarget, adapter_for
 from oarepo_oaipmh_harvester.harvest.targets.options import TargetOptions
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord
@@ -167,6 +166,57 @@ def test_new_records_are_included_in_the_community(rdm, provider, community, own
     for row in tracking().values():
         parent = rdm.read(system_identity, row.local_pid).data["parent"]
         assert parent["communities"]["ids"] == [str(community.id)]
+
+
+def test_records_join_the_communities_of_their_sets(rdm, provider, corpus, community, owner):
+    """phys -> harvested, math -> second; a record in both joins both, one in phys:astro is
+    in phys too; a record that moves into a set later joins its community then."""
+    from invenio_communities.proxies import current_communities
+
+    second = current_communities.service.create(
+        owner.identity,
+        {
+            "slug": "second",
+            "access": {"visibility": "public", "record_policy": "open"},
+            "metadata": {"title": "Second"},
+        },
+    )
+    current_search.flush_and_refresh("communities")
+    first, *rest = sorted(corpus.live_identifiers())
+    corpus.update(first, sets=("phys", "math"), datestamp=corpus.get(first).datestamp)
+    harvester(provider, owner=int(owner.id), set_communities="phys = harvested\nmath = second")
+    assert current_harvester_service.read(system_identity, "test").data["set_communities"] == {
+        "phys": "harvested",
+        "math": "second",
+    }
+
+    assert run_harvest("test").succeeded
+    ids = {"harvested": str(community.id), "second": str(second.id)}
+    for identifier, row in tracking().items():
+        parent = rdm.read(system_identity, row.local_pid).data["parent"]
+        sets = corpus.get(identifier).sets
+        expected = set()
+        if any(spec == "phys" or spec.startswith("phys:") for spec in sets):
+            expected.add(ids["harvested"])
+        if "math" in sets:
+            expected.add(ids["second"])
+        assert set(parent["communities"].get("ids") or []) == expected, (identifier, sets)
+
+    moved = next(i for i in rest if "math" not in corpus.get(i).sets)
+    edit_at_source(corpus, moved, title=["Moved into math"])
+    corpus.update(moved, sets=("math",), datestamp=corpus.get(moved).datestamp)
+    assert run_harvest("test").succeeded
+    parent = rdm.read(system_identity, tracking()[moved].local_pid).data["parent"]
+    assert ids["second"] in parent["communities"]["ids"]
+
+
+def test_the_communities_of_sets_are_validated_on_save(rdm, provider, community):
+    with pytest.raises(HarvesterValidationError) as unknown:
+        harvester(provider, set_communities={"phys": "harvested", "math": "nowhere"})
+    assert "No community 'nowhere'" in str(unknown.value.errors)
+    with pytest.raises(HarvesterValidationError) as plain:
+        make_harvester(provider.base_url, set_communities={"phys": "harvested"})
+    assert "draft-enabled target" in str(plain.value.errors)
 
 
 def test_a_community_is_validated_with_the_target(rdm, provider, community):

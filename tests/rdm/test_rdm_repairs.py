@@ -9,14 +9,13 @@ import pytest
 pytest.importorskip("invenio_rdm_records")
 
 import sqlalchemy as sa
-from factories import make_harvester
+from factories import make_harvester, run_harvest
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_rdm_records.services.errors import RecordDeletedException
 from invenio_search.proxies import current_search, current_search_client
 from invenio_search.utils import build_alias_name
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
 from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
 

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("invenio_rdm_records")
 
-from factories import make_harvester
+from factories import make_harvester, run_harvest
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_pidstore.errors import PIDDeletedError
@@ -18,7 +18,7 @@ from invenio_rdm_records.services.errors import RecordDeletedException
 from invenio_records_resources.proxies import current_service_registry
 from lxml import etree
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
+from oarepo_oaipmh_harvester.harvest.assembly import current_settings
 from oarepo_oaipmh_harvester.harvest.targets import RecordsServiceTarget, adapter_for
 from oarepo_oaipmh_harvester.harvest.targets.drafts import DraftsServiceTarget, LocalDraftOpen
 from oarepo_oaipmh_harvester.harvest.targets.options import LocalDraftPolicy, TargetOptions
@@ -331,6 +331,7 @@ def test_local_wins_puts_the_open_draft_on_the_tracking_row(rdm, provider):
             options=TargetOptions(local_drafts=LocalDraftPolicy.LOCAL_WINS),
         ),
         transformer=MinimalRDMTransformer(),
+        retry_backoff=current_settings().retry_backoff,
     )
     writer.write_batch([_dc_record("oai:x:1", "2024-01-01", "First title")])
     pid = tracking()["oai:x:1"].local_pid

@@ -16,12 +16,11 @@ import pytest
 
 pytest.importorskip("invenio_rdm_records")
 
-from factories import make_harvester, wait_until
+from factories import make_harvester, run_harvest, wait_until
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_rdm_records.services.errors import RecordDeletedException
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.rdm_datacite import DataCiteRDMTransformer
 from oarepo_oaipmh_harvester.harvest.rdm_dublin_core import DublinCoreRDMTransformer
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
@@ -79,6 +78,7 @@ FIELDS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "related_identifiers": lambda m: [
         (r["scheme"], r["identifier"], r["relation_type"]["id"])
         for r in m.get("related_identifiers", [])
+        if not is_provenance_link(r, m)
     ],
     "description": lambda m: m.get("description"),
     "additional_descriptions": lambda m: [
@@ -89,6 +89,15 @@ FIELDS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "files_access": lambda m: m["_files_access"],
 }
 """A view of an RDM record per compared field (vocabulary entries by id, people by name)."""
+
+
+def is_provenance_link(related: dict[str, Any], metadata: dict[str, Any]) -> bool:
+    """The link to the source that every harvested record gets (oarepo_oaipmh_harvester.
+    provenance): its landing page, or the provider's GetRecord URL. Not part of the round trip."""
+    if related["relation_type"]["id"] != "isderivedfrom":
+        return False
+    pages = {i["identifier"] for i in metadata.get("identifiers", []) if i["scheme"] == "url"}
+    return related["identifier"] in pages or "verb=GetRecord" in related["identifier"]
 
 
 def view(record: dict[str, Any], field: str) -> Any:

@@ -1,9 +1,8 @@
 """Per-record problems with identifiers stay per record: the run goes on, nothing is overwritten."""
 
-from factories import make_harvester
+from factories import make_harvester, run_harvest
 from invenio_jobs.models import RunStatusEnum
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.changes import MAX_IDENTIFIER_LENGTH, NO_IDENTIFIER
 
 from .helpers import expected_titles, live_local_count, local_titles, tracking

@@ -2,10 +2,9 @@
 
 from datetime import UTC, datetime, timedelta
 
-from factories import make_harvester
+from factories import make_harvester, run_harvest
 from invenio_db import db as db_
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.models import OAIHarvester
 
 from .helpers import expected_titles, local_titles

@@ -7,12 +7,11 @@ from collections import Counter
 
 import pytest
 import sqlalchemy as sa
-from factories import make_harvester
+from factories import make_harvester, run_harvest
 from invenio_db import db
 from invenio_records_permissions.generators import Disable
 from invenio_records_resources.services.records.components import ServiceComponent
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecordMetadata
 from oarepo_oaipmh_harvester.testing.sample_records.service import SamplePermissionPolicy
 

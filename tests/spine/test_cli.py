@@ -65,6 +65,20 @@ def test_invalid_input_exits_non_zero_with_message(run_cli, db, provider):
     assert result.exit_code != 0 and "No harvester with id 'nope'" in result.stderr
 
 
+def test_a_wrong_target_is_named_with_what_the_provider_said(
+    app, run_cli, db, provider, monkeypatch
+):
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_PREFLIGHT_CHECK", True)
+    result = run_cli(
+        "harvester", "create", "--id", "cli", "--name", "CLI harvester",
+        "--base-url", provider.base_url, "--metadata-prefix", "marc21",
+        "--target", "no-such-service", "--set", "chem",
+    )  # fmt: skip
+    assert result.exit_code != 0
+    assert "--target" in result.stderr and "--metadata-prefix" in result.stderr
+    assert "--set" in result.stderr and "no set 'chem'" in result.stderr
+
+
 def test_harvest_prints_summary_and_is_incremental_by_default(
     run_cli, db, clean_index, provider, corpus
 ):
@@ -133,3 +147,12 @@ def test_reconcile_only_lists_identifiers_and_removes_vanished(
     assert "deleted 1, unchanged 0" in result.stdout
     assert {r["verb"] for r in provider.requests} == {"Identify", "ListIdentifiers"}
     assert live_local_count() == 49
+
+
+def test_a_harvester_is_paused_and_resumed_from_the_command_line(run_cli, db, provider):
+    assert create(run_cli, provider.base_url, "--paused").exit_code == 0
+    listed = json.loads(run_cli("harvester", "list", "--json").stdout)
+    assert listed[0]["active"] is False
+    assert run_cli("harvester", "list").stdout.rstrip().endswith("paused")
+    assert run_cli("harvester", "update", "cli", "--active").exit_code == 0
+    assert json.loads(run_cli("harvester", "list", "--json").stdout)[0]["active"] is True

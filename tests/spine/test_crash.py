@@ -6,12 +6,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from factories import make_harvester, wait_until
+from factories import make_harvester, run_harvest, wait_until
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from search_node import empty_search_indices
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord, OAIHarvester
 from oarepo_oaipmh_harvester.proxies import current_harvester_service
 from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecordMetadata

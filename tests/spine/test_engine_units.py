@@ -8,8 +8,11 @@ from factories import make_harvester
 from oarepo_oaipmh_harvester import config as defaults
 from oarepo_oaipmh_harvester.harvest.changes import is_unchanged, latest_of_each, needing_write
 from oarepo_oaipmh_harvester.harvest.counts import MAX_KEPT_FAILURES, WriteCounts
-from oarepo_oaipmh_harvester.harvest.reconcile import ReconcileMode
-from oarepo_oaipmh_harvester.harvest.settings import HarvestSettings, protocol_config_key
+from oarepo_oaipmh_harvester.harvest.settings import (
+    HarvestSettings,
+    ReconcileMode,
+    protocol_config_key,
+)
 from oarepo_oaipmh_harvester.protocol import ProtocolOptions
 from oarepo_oaipmh_harvester.protocol.networks import LOOPBACK_AND_PRIVATE_NETWORKS
 from oarepo_oaipmh_harvester.protocol.options import OPTION_NAMES
@@ -185,7 +188,8 @@ def test_settings_are_read_per_run(app):
 
 
 def test_a_local_provider_is_refused_unless_the_site_allows_private_networks(app, db, provider):
-    from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
+    from factories import run_harvest
+
     from oarepo_oaipmh_harvester.protocol.errors import ForbiddenAddress
 
     make_harvester(provider.base_url)
@@ -202,8 +206,9 @@ def test_a_local_provider_is_refused_unless_the_site_allows_private_networks(app
 def test_a_run_past_its_time_limit_fails_naming_it_and_keeps_the_watermark(
     app, db, clean_index, provider
 ):
-    from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
-    from oarepo_oaipmh_harvester.harvest.run import RunTooLong
+    from factories import run_harvest
+
+    from oarepo_oaipmh_harvester.harvest.stopping import RunTooLong
     from oarepo_oaipmh_harvester.models import OAIHarvester
 
     make_harvester(provider.base_url)

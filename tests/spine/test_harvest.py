@@ -4,9 +4,8 @@ from collections import Counter
 from datetime import UTC, datetime
 
 import pytest
-from factories import gaps, holds_for, make_harvester, record_request_times, wait_until
+from factories import gaps, holds_for, make_harvester, record_request_times, run_harvest, wait_until
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
 from oarepo_oaipmh_harvester.models import OAIHarvester
 from oarepo_oaipmh_harvester.protocol.errors import OAITransportError
@@ -274,7 +273,7 @@ def test_each_batch_is_one_commit_and_one_bulk_request(app, db, clean_index, pro
 def test_a_run_that_writes_many_records_refreshes_the_tracking_statistics(
     app, db, clean_index, provider, corpus, monkeypatch
 ):
-    from oarepo_oaipmh_harvester.harvest import run as run_module
+    from oarepo_oaipmh_harvester.harvest import effects
 
     if db.engine.dialect.name != "postgresql":
         pytest.skip("planner statistics are PostgreSQL's")
@@ -288,7 +287,7 @@ def test_a_run_that_writes_many_records_refreshes_the_tracking_statistics(
             )
         ).scalar()
 
-    monkeypatch.setattr(run_module, "ANALYZE_FIRST_AFTER", 10)
+    monkeypatch.setattr(effects, "ANALYZE_FIRST_AFTER", 10)
     make_harvester(provider.base_url)  # batch size 10
     before = analyze_count()
     run_harvest("test")

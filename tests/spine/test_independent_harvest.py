@@ -10,10 +10,9 @@ oai-repo cannot send tombstones at all ("oai-repo-tombstones" in
 """
 
 import pytest
-from factories import make_harvester
+from factories import make_harvester, run_harvest
 from independent_servers import QUIRKS, start_independent
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
 
 from .helpers import expected_titles, indexed_total, live_local_count, local_titles

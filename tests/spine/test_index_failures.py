@@ -1,13 +1,12 @@
 """A search server that is down while batches are written: counted, remembered, repaired."""
 
 import pytest
-from factories import make_harvester
+from factories import make_harvester, run_harvest
 from invenio_access.permissions import system_identity
 from invenio_db import db as db_
 from invenio_jobs.models import RunStatusEnum
 from invenio_search.proxies import current_search
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
 
 from .helpers import indexed_total, tracking

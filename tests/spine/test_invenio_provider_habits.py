@@ -1,8 +1,6 @@
 """Habits of invenio-oaiserver (InvenioRDM, Zenodo): OAI errors with 422, an empty last page, 500s."""
 
-from factories import make_harvester
-
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
+from factories import make_harvester, run_harvest
 
 from .helpers import expected_titles, local_titles, tracking
 

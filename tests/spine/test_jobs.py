@@ -165,3 +165,90 @@ def test_counters_of_a_run_include_a_reconciliation_of_several_batches(
     # 47 unchanged, then 3 removals in two reconciliation batches (2 + 1)
     assert (run.total_entries, run.updated_entries, run.errored_entries) == (50, 3, 0)
     assert live_local_count() == 47
+
+
+def test_a_scheduled_job_says_when_it_runs_next(app, db, provider):
+    """Administration → Jobs shows `next_run` of invenio-jobs' job API ("Next run: -" else)."""
+    from datetime import timedelta
+
+    from invenio_jobs.proxies import current_jobs_service
+
+    make_harvester(provider.base_url)
+    job_id = create_job(schedule={"type": "interval", "hours": 6})
+    job = current_jobs_service.read(system_identity, job_id).to_dict()
+    scheduled_at = datetime.fromisoformat(job["updated"])
+    assert datetime.fromisoformat(job["next_run"]) == scheduled_at + timedelta(hours=6)
+
+    run = start_run(job_id)  # the next run counts from the last one
+    job = current_jobs_service.read(system_identity, job_id).to_dict()
+    next_run = datetime.fromisoformat(job["next_run"])
+    assert next_run == run.created.replace(tzinfo=UTC) + timedelta(hours=6)
+    listed = current_jobs_service.search(system_identity, {"q": ""}).to_dict()
+    assert [hit["next_run"] for hit in listed["hits"]["hits"] if hit["id"] == job_id] == [
+        job["next_run"]
+    ]
+
+    crontab = {"type": "crontab", "minute": "0", "hour": "3"}
+    current_jobs_service.update(system_identity, job_id, {**_editable(job), "schedule": crontab})
+    next_run = datetime.fromisoformat(
+        current_jobs_service.read(system_identity, job_id).to_dict()["next_run"]
+    )
+    assert (next_run.hour, next_run.minute) == (3, 0)
+
+    current_jobs_service.update(system_identity, job_id, {**_editable(job), "active": False})
+    assert current_jobs_service.read(system_identity, job_id).to_dict()["next_run"] is None
+
+
+def _editable(job: dict) -> dict:
+    return {key: job[key] for key in ("title", "task", "active", "schedule") if key in job}
+
+
+def test_the_run_all_job_runs_every_active_harvester_each_in_its_own_run(
+    app, db, clean_index, provider, corpus, sample_service
+):
+    """harvest_oaipmh_all: 'a' succeeds, 'b' is paused, 'c' fails; 'c' does not stop the
+    others, and the run says which ran and how each ended."""
+    from invenio_jobs.proxies import current_jobs
+
+    from oarepo_oaipmh_harvester.proxies import current_harvester_service
+
+    assert "harvest_oaipmh_all" in current_jobs.registry.get_all()
+    make_harvester(provider.base_url, "a")
+    make_harvester(provider.base_url, "b", active=False)
+    make_harvester("http://127.0.0.1:9/oai", "c")  # nothing listens there
+    make_harvester(provider.base_url, "d")
+    job_id = create_job("all", task="harvest_oaipmh_all")
+
+    run = start_run(job_id)
+
+    assert run.status == RunStatusEnum.PARTIAL_SUCCESS, run.message
+    assert run.message.startswith("Ran 3 harvesters: a: SUCCESS (50 records); c: FAILED (")
+    assert "; d: SUCCESS (50 records)" in run.message and "b:" not in run.message
+    for harvester_id, status in (("a", "SUCCESS"), ("c", "FAILED"), ("d", "SUCCESS")):
+        (own,) = runs_of(harvester_id)
+        assert (
+            own.status.name == status and own.job.task == f"harvest_oaipmh_records_{harvester_id}"
+        )
+    assert runs_of("b") == []
+    assert db.session.get(OAIHarvester, "a").watermark is not None
+    assert db.session.get(OAIHarvester, "c").watermark is None
+
+    # Paused and resumed as any other field; a run with nothing failing is a success.
+    current_harvester_service.update(system_identity, "c", {"active": False}, check=False)
+    current_harvester_service.update(system_identity, "b", {"active": True}, check=False)
+    again = start_run(job_id)
+    assert again.status == RunStatusEnum.SUCCESS, again.message
+    assert again.message == (
+        "Ran 3 harvesters: a: SUCCESS (0 records); b: SUCCESS (50 records); d: SUCCESS (0 records)"
+    )
+
+
+def runs_of(harvester_id: str) -> list[Run]:
+    from invenio_db import db
+
+    return db.session.scalars(
+        db.select(Run)
+        .join(Job, Run.job_id == Job.id)
+        .where(Job.task == f"harvest_oaipmh_records_{harvester_id}")
+        .order_by(Run.created)
+    ).all()

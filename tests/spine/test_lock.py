@@ -5,10 +5,16 @@ import time
 
 import pytest
 import sqlalchemy as sa
-from factories import create_job, make_harvester, record_request_times, start_run, wait_until
+from factories import (
+    create_job,
+    make_harvester,
+    record_request_times,
+    run_harvest,
+    start_run,
+    wait_until,
+)
 from invenio_jobs.models import RunStatusEnum
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.lock import HarvesterBusy
 
 

@@ -1,9 +1,8 @@
 """Providers that keep no tombstones: full harvests reconcile, guarded by a safety limit."""
 
 import pytest
-from factories import make_harvester
+from factories import make_harvester, run_harvest
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
 from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
 

@@ -18,14 +18,13 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from factories import make_harvester
+from factories import make_harvester, run_harvest
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_search import current_search_client
 from invenio_search.proxies import current_search
 from invenio_search.utils import build_alias_name
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.transformers import DublinCoreTransformer, TransformError
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord, OAIHarvester
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from factories import make_harvester
+from factories import make_harvester, run_harvest
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_jobs.models import Run
 from invenio_search.proxies import current_search
 
-from oarepo_oaipmh_harvester.harvest.assembly import PurgeNotConfirmed, run_harvest
+from oarepo_oaipmh_harvester.harvest.assembly import PurgeNotConfirmed
 from oarepo_oaipmh_harvester.harvest.transformers import DublinCoreTransformer
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
 from oarepo_oaipmh_harvester.models import OAIHarvester

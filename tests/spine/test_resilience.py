@@ -3,9 +3,8 @@
 from datetime import UTC, datetime
 
 import pytest
-from factories import gaps, make_harvester, record_request_times
+from factories import gaps, make_harvester, record_request_times, run_harvest
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
 from oarepo_oaipmh_harvester.models import OAIHarvester
 from oarepo_oaipmh_harvester.protocol.errors import (
@@ -89,6 +88,36 @@ def test_control_characters_do_not_kill_the_page(
     warned = [row for row in tracking().values() if row.warnings]
     assert warned and all("XML forbids" in row.warnings[0] for row in warned)
     assert all(row.errors is None for row in tracking().values())
+    # The provider's fault is named once on the run, whatever the number of pages it hit.
+    faults = [w for w in summary.warnings if "characters that XML forbids" in w]
+    assert len(faults) == 1 and faults[0] in summary.message()
+
+
+def test_an_endless_list_of_known_records_fails_naming_the_rule(
+    app, db, clean_index, provider, corpus, sample_service
+):
+    """A new token on every page, the same identifiers on every page: no page counts as
+    progress, so the run fails within a few pages and trusts nothing of the window."""
+    provider.quirks.endless_known_records = True
+    make_harvester(provider.base_url)
+    with pytest.raises(TokenLoopError, match="only identifiers it had already sent") as caught:
+        run_harvest("test")
+    assert "max_empty_pages" in str(caught.value)
+    assert len(provider.requests_for("ListRecords")) <= 12  # not thousands of pages
+    assert watermark() is None
+
+
+def test_no_records_match_to_a_resumption_request_is_a_warning_and_loses_nothing(
+    app, db, clean_index, provider, corpus, sample_service
+):
+    provider.quirks.no_records_match_at_end = True
+    make_harvester(provider.base_url)
+    summary = run_harvest("test")
+    assert summary.succeeded and summary.counts.created == 50
+    assert local_titles(sample_service) == expected_titles(corpus)
+    assert watermark() is not None
+    faults = [w for w in summary.warnings if "noRecordsMatch to a request with a resumption" in w]
+    assert len(faults) == 1 and faults[0] in summary.message()
 
 
 def test_malformed_datestamp_is_harvested_with_a_warning(

@@ -3,12 +3,11 @@
 from datetime import UTC, datetime
 
 import pytest
-from factories import make_harvester
+from factories import make_harvester, run_harvest
 from invenio_access.permissions import system_identity
 from invenio_db import db as db_
 from invenio_jobs.models import Run, RunStatusEnum
 
-from oarepo_oaipmh_harvester.harvest.assembly import run_harvest
 from oarepo_oaipmh_harvester.models import OAIHarvester
 from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service, current_harvester_service
 from oarepo_oaipmh_harvester.testing.corpus import Corpus

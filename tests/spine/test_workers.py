@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 from factories import create_job, jobs_of, make_harvester, start_run, wait_until
@@ -114,13 +116,15 @@ def _environment(app) -> dict[str, str]:
     )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture()
 def start_workers(app, database):
-    """Start N `celery worker` processes (solo pool: one task at a time each)."""
+    """Start N `celery worker` processes (solo pool: one task at a time each, unless a
+    prefork `concurrency` is given); they are stopped after the test."""
     started: list[subprocess.Popen] = []
 
-    def start(count: int) -> list[subprocess.Popen]:
-        started.extend(start_celery_workers(_environment(app), QUEUE, count))
+    def start(count: int, concurrency: int | None = None) -> list[subprocess.Popen]:
+        pool = {"pool": "prefork", "concurrency": concurrency} if concurrency else {}
+        started.extend(start_celery_workers(_environment(app), QUEUE, count, name="oai", **pool))
         return started
 
     yield start
@@ -203,3 +207,102 @@ def test_two_workers_write_the_batches_of_one_run(
     subtasks = db.session.scalars(db.select(Run).where(Run.parent_run_id == third.id)).all()
     assert subtasks == []
     assert local_titles(sample_service, "fan") == expected_titles(corpus)
+
+
+def _worker_log() -> str:
+    return (Path(tempfile.gettempdir()) / f"oai0-{os.getpid()}.log").read_text(errors="replace")
+
+
+def _failed_tasks(log: str) -> list[str]:
+    """Task failures a worker logged (a task that raised, or a pool process that died)."""
+    return [
+        line
+        for line in log.splitlines()
+        if " raised unexpected" in line or "WorkerLostError" in line or "ERROR/" in line
+    ]
+
+
+def test_a_prefork_worker_runs_harvest_batches_and_other_modules_tasks_queued_before_it(
+    app, committed_harvester, start_workers, corpus, sample_service
+):
+    """The first task each forked pool process runs is where a connection inherited from
+    boot breaks (both processes would use one socket): everything is queued first."""
+    from invenio_accounts.tasks import delete_ips
+
+    job_id = create_job("fan", title="fan")
+    queued = start_run(job_id)
+    others = 40
+    for _ in range(others):
+        delete_ips.apply_async(queue=QUEUE)
+    start_workers(1, concurrency=2)
+
+    def finished() -> Run | None:
+        db.session.expire_all()
+        run = db.session.get(Run, queued.id)
+        return run if run.status in FINISHED else None
+
+    run = wait_until(finished, timeout=120, interval=0.5)
+    assert run.status == RunStatusEnum.SUCCESS, run.message
+    assert local_titles(sample_service, "fan") == expected_titles(corpus)
+
+    def ended_tasks() -> list[str]:
+        lines = _worker_log().splitlines()
+        return [line for line in lines if "delete_ips[" in line and " received" not in line]
+
+    wait_until(lambda: len(ended_tasks()) >= others, timeout=60, message="40 delete_ips ended")
+    assert all(" succeeded in " in line for line in ended_tasks())
+    assert _failed_tasks(_worker_log()) == []
+
+
+def test_stop_on_a_prefork_worker_ends_the_run_cancelled_and_the_worker_goes_on(
+    app, committed_harvester, start_workers, provider, corpus, sample_service
+):
+    """Stop in Administration → Jobs: invenio-jobs sets the run CANCELLING and revokes its
+    task with terminate (SIGTERM to the pool process that runs it)."""
+    from invenio_access.permissions import system_identity
+    from invenio_jobs.proxies import current_runs_service
+
+    from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
+
+    start_workers(1, concurrency=2)
+    provider.quirks.delay_seconds = 1.0  # a page of 7 records a second: time to press Stop
+    job_id = create_job("fan", title="fan")
+    queued = start_run(job_id)
+
+    def some_written() -> Run | None:
+        db.session.expire_all()
+        run = db.session.get(Run, queued.id)
+        return run if run.status == RunStatusEnum.RUNNING and run.inserted_entries else None
+
+    running = wait_until(some_written, timeout=60, interval=0.2)
+    current_runs_service.stop(system_identity, job_id, str(running.id))
+
+    def ended() -> Run | None:
+        db.session.expire_all()
+        run = db.session.get(Run, queued.id)
+        return run if run.status not in (RunStatusEnum.RUNNING, RunStatusEnum.CANCELLING) else None
+
+    stopped = wait_until(ended, timeout=60, interval=0.2)
+    assert stopped.status == RunStatusEnum.CANCELLED, stopped.message
+    assert stopped.message.startswith("Stopped (")
+    harvester = db.session.get(OAIHarvester, "fan")
+    assert harvester.watermark is None
+    # What was written is whole: every tracking row has its live record, and no more.
+    rows = db.session.scalars(
+        db.select(OAIHarvestedRecord).where(OAIHarvestedRecord.harvester_id == "fan")
+    ).all()
+    assert 0 < len(rows) < 50
+    assert all(row.local_pid for row in rows) and live_local_count() == len(rows)
+
+    # The worker is alive and takes the next run, which brings the rest.
+    provider.quirks.delay_seconds = 0.0
+    again = start_run(job_id)
+
+    def again_finished() -> Run | None:
+        db.session.expire_all()
+        run = db.session.get(Run, again.id)
+        return run if run.status in FINISHED else None
+
+    assert wait_until(again_finished, timeout=90, interval=0.5).status == RunStatusEnum.SUCCESS
+    assert local_titles(sample_service, "fan") == expected_titles(corpus)
+    assert _failed_tasks(_worker_log()) == []

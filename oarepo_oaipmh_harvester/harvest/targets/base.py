@@ -11,6 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from invenio_db import db
+
+from ...provenance import Provenance
 from ..unit_of_work import BulkIndexingUnitOfWork
 from .options import TargetOptions
 
@@ -62,6 +65,11 @@ class TargetAdapter(abc.ABC):
         self.options = options or TargetOptions()
         self._notices: list[str] = []
 
+    def with_provenance(self, data: dict[str, Any], provenance: Provenance) -> dict[str, Any]:
+        """`data` saying where the record came from, as this target can hold it (a plain
+        service's schema is the site's own: nothing is added)."""
+        return data
+
     def take_notices(self) -> list[str]:
         """What the last write did that an operator should know of (then forgotten)."""
         notices, self._notices = self._notices, []
@@ -89,6 +97,11 @@ class TargetAdapter(abc.ABC):
     @abc.abstractmethod
     def delete(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
         """Remove the local record `pid`; a record that is already gone is not an error."""
+
+    def delete_alone(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
+        """:meth:`delete` in a savepoint of its own: a failure undoes only this record."""
+        with db.session.begin_nested():
+            self.delete(pid, uow)
 
     @property
     def keeps_deleted_pids(self) -> bool:
@@ -124,8 +137,12 @@ class TargetAdapter(abc.ABC):
         uow: BulkIndexingUnitOfWork,
         *,
         restore: bool = False,
+        sets: Sequence[str] = (),
     ) -> tuple[str, bool]:
-        """(pid, created): update the record of `pid`, or create it when it has none or is gone."""
+        """(pid, created): update the record of `pid`, or create it when it has none or is gone.
+
+        `sets`: the OAI sets the source record is in (a target may place the record by them).
+        """
         if pid:
             try:
                 return self.update(pid, data, uow, restore=restore), False

@@ -24,6 +24,7 @@ from invenio_pidstore.errors import PIDDeletedError, PIDDoesNotExistError, PIDUn
 from invenio_pidstore.models import PersistentIdentifier
 from sqlalchemy.orm.exc import NoResultFound
 
+from ...provenance import Provenance, stamp_rdm
 from ..counts import RecordValidationError
 from ..unit_of_work import BulkIndexingUnitOfWork
 from .base import KeptWithErrors, LocalRecordMissing, TargetAdapter
@@ -69,6 +70,26 @@ class DraftsServiceTarget(TargetAdapter):
     """Writes into a drafts service record by record: draft, then publish, in the caller's
     unit of work (and savepoint), so that a failure leaves neither draft nor record."""
 
+    def __init__(
+        self,
+        service: Any,
+        identity: Any,
+        *,
+        custom_fields: frozenset[str] = frozenset(),
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(service, identity, **kwargs)
+        self._community_ids: dict[str, str] = {}
+        """Slug or id -> id of the communities of sets, looked up once per run."""
+        self.custom_fields = custom_fields
+        """The custom fields the site defined (RDM_CUSTOM_FIELDS): provenance goes there."""
+        self._is_rdm = _is_rdm_service(service)
+
+    def with_provenance(self, data: dict[str, Any], provenance: Provenance) -> dict[str, Any]:
+        if not self._is_rdm:
+            return data
+        return stamp_rdm(data, provenance, self.custom_fields)
+
     @property
     def keeps_deleted_pids(self) -> bool:
         """RDM keeps a tombstone under the pid and can restore it: the pid stays tracked."""
@@ -81,6 +102,14 @@ class DraftsServiceTarget(TargetAdapter):
         uow: BulkIndexingUnitOfWork,
         *,
         restore: bool = False,
+        sets: Sequence[str] = (),
+    ) -> tuple[str, bool]:
+        written, created = self._write(pid, data, uow, restore=restore)
+        self._join_communities_of_sets(written, sets, uow)
+        return written, created
+
+    def _write(
+        self, pid: str | None, data: dict[str, Any], uow: BulkIndexingUnitOfWork, *, restore: bool
     ) -> tuple[str, bool]:
         if pid and self._is_unpublished_draft(pid):
             # A draft kept for a curator (invalid_drafts = keep): this harvest continues it.
@@ -265,21 +294,61 @@ class DraftsServiceTarget(TargetAdapter):
 
     def _include_in_community(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
         community = self.options.community
-        if not community:
+        if community:
+            self._include(pid, [community], uow)
+
+    def _join_communities_of_sets(
+        self, pid: str, sets: Sequence[str], uow: BulkIndexingUnitOfWork
+    ) -> None:
+        """A record in a set joins the set's community (set_communities), each once. Sets
+        are hierarchical: a record in ``phys:astro`` is in ``phys`` too."""
+        mapping = self.options.set_communities
+        wanted = list(
+            dict.fromkeys(
+                community
+                for mapped, community in mapping.items()
+                for spec in sets
+                if spec == mapped or spec.startswith(mapped + ":")
+            )
+        )
+        if not wanted:
             return
+        record = self.service.record_cls.pid.resolve(pid)
+        member_of = set(map(str, getattr(record.parent.communities, "ids", None) or ()))
+        missing = [c for c in wanted if self._community_id(c) not in member_of]
+        if missing:
+            self._include(pid, missing, uow)
+
+    def _community_id(self, slug_or_id: str) -> str:
+        if slug_or_id not in self._community_ids:
+            from invenio_communities.proxies import current_communities
+
+            community = current_communities.service.record_cls.pid.resolve(slug_or_id)
+            self._community_ids[slug_or_id] = str(community.id)
+        return self._community_ids[slug_or_id]
+
+    def _include(self, pid: str, communities: list[str], uow: BulkIndexingUnitOfWork) -> None:
         from invenio_rdm_records.proxies import current_rdm_records
 
         _, errors = current_rdm_records.record_communities_service.add(
             self.identity,
             pid,
-            {"communities": [{"id": community, "require_review": False}]},
+            {"communities": [{"id": c, "require_review": False} for c in communities]},
             uow=uow,
         )
         if errors:
             raise CommunityInclusionFailed(
-                f"Record {pid} could not be included in community {community!r}: "
-                f"{errors[0].get('message')}"
+                f"Record {pid} could not be included in community "
+                f"{errors[0].get('community') or communities[0]!r}: {errors[0].get('message')}"
             )
+
+
+def _is_rdm_service(service: Any) -> bool:
+    try:
+        from invenio_rdm_records.services import RDMRecordService
+    except ImportError:
+        return False
+    return isinstance(service, RDMRecordService)
 
 
 def _is_deleted(record: Any) -> bool:

@@ -8,7 +8,8 @@ no invenio-rdm-records, so that services, the CLI and the admin panel can offer 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -63,6 +64,8 @@ class TargetOptions:
     """User id that owns the records (None: the system)."""
     community: str | None = None
     """Community (slug or id) that new records are included in (drafts targets)."""
+    set_communities: Mapping[str, str] = field(default_factory=dict)
+    """Set spec -> community (slug or id) a record in that set joins (drafts targets)."""
     local_drafts: LocalDraftPolicy = LocalDraftPolicy.HARVEST_WINS
     invalid_drafts: InvalidDraftPolicy = InvalidDraftPolicy.DISCARD
     doi_conflicts: DoiConflictPolicy = DoiConflictPolicy.FAIL
@@ -74,6 +77,7 @@ class TargetOptions:
             adapter=AdapterKind(getattr(harvester, "target_adapter", None) or AdapterKind.AUTO),
             owner=getattr(harvester, "owner", None),
             community=getattr(harvester, "community", None) or None,
+            set_communities=dict(getattr(harvester, "set_communities", None) or {}),
             local_drafts=LocalDraftPolicy(
                 getattr(harvester, "local_drafts", None) or LocalDraftPolicy.HARVEST_WINS
             ),

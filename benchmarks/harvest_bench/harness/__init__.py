@@ -1,0 +1,1 @@
+"""The benchmark's processes and meters: provider, search server, database, worker processes."""

@@ -1,0 +1,106 @@
+"""A full harvest whose batches are written by Celery worker processes (phases `workers` and,
+into InvenioRDM, `rdm_workers`)."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from harvest_bench.phases.shared import create_harvester
+from harvest_bench.settings import CELERY_BROKER, HARVESTER_ID, log
+
+if TYPE_CHECKING:
+    from harvest_bench.harness.worker import PhaseWorker
+
+
+def phase_workers(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]:
+    """A full harvest whose batches are written by `params["worker_processes"]` Celery workers
+    (0: the run writes them itself), solo pool, on the Redis at `CELERY_BROKER` (flushed first).
+
+    With `params["rdm"]` the target is InvenioRDM and the workers' app is rdm_target's.
+    """
+    import redis
+    from invenio_access.permissions import system_identity
+    from invenio_db import db
+    from invenio_jobs.models import Job, Run, RunStatusEnum
+    from invenio_jobs.tasks import execute_run
+
+    from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
+    from oarepo_oaipmh_harvester.testing.workers import (
+        invenio_environment,
+        start_celery_workers,
+        stop_celery_workers,
+    )
+
+    count = params["worker_processes"]
+    rdm = bool(params.get("rdm"))
+    queue = f"oai-bench-{os.getpid()}"
+    overrides = {
+        "CELERY_TASK_ALWAYS_EAGER": False,
+        "CELERY_BROKER_URL": CELERY_BROKER,
+        "BROKER_URL": CELERY_BROKER,
+        "CELERY_RESULT_BACKEND": None,
+        "CELERY_WORKER_PREFETCH_MULTIPLIER": 1,
+        "OAI_HARVESTER_WRITE_MODE": "celery" if count else "local",
+        "OAI_HARVESTER_WRITE_QUEUE": queue,
+        "JOBS_DEFAULT_QUEUE": queue,
+        "OAI_HARVESTER_SUBTASK_TIMEOUT": 3600.0,
+    }
+    redis.Redis.from_url(CELERY_BROKER).flushdb()
+    worker.boot(overrides)
+    worker.reset_storage()
+    create_harvester(params["base_url"], params["batch_size"], rdm=rdm)
+    job = current_harvest_runs_service.ensure_job(system_identity, HARVESTER_ID)
+    env = invenio_environment(worker.config)
+    app_module = "invenio_app.celery"
+    if rdm:
+        import rdm_target
+
+        app_module = rdm_target.CELERY_APP
+    processes = (
+        start_celery_workers(env, queue, count, name="bench", app_module=app_module)
+        if count
+        else []
+    )
+    # The step's CPU meter gives the Celery workers a column of their own.
+    worker.params["celery_pids"] = [process.pid for process in processes]
+    n = params["records"]
+    who = f"{count} Celery worker process(es)" if count else "the run's own process"
+    log(f"workers: full harvest of {n} records written by {who}")
+    try:
+        with worker.step({}) as result:
+            run = Run.create(
+                job=db.session.get(Job, job.id), task_id=None, status=RunStatusEnum.QUEUED
+            )
+            run.queue = queue
+            db.session.add(run)
+            db.session.commit()
+            execute_run.apply(kwargs={"run_id": run.id, "identity_id": "system"})
+            db.session.expire_all()
+            run = db.session.get(Run, run.id)
+            result.update(
+                run_status=str(getattr(run.status, "name", run.status)),
+                run_message=run.message,
+                records=run.total_entries,
+                inserted_entries=run.inserted_entries,
+                errored_entries=run.errored_entries,
+            )
+        messages = db.session.scalars(
+            db.select(Run.message).where(Run.parent_run_id == run.id)
+        ).all()
+        # A subtask's message starts "Written by <host>:<pid>: <counts>." (harvest/fanout.py).
+        writers = Counter(
+            match.group(1) if (match := re.match(r"Written by (\S+?): ", message or "")) else "?"
+            for message in messages
+        )
+        own = f"{socket.gethostname()}:{os.getpid()}"
+        result["batches"] = len(messages)
+        result["batches_written_by_the_run_itself"] = writers.pop(own, 0)
+        result["batches_per_worker"] = sorted(writers.values(), reverse=True)
+        result["stored"] = worker.stored()
+    finally:
+        stop_celery_workers(processes)
+    return {"steps": {"full": result}}

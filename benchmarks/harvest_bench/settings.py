@@ -1,0 +1,28 @@
+"""Names and defaults shared by the entry point, the worker processes and the phases."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+# The checkout whose commit and uncommitted changes a run records.
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+HARVESTER_ID = "bench"
+TARGET = "oai-sample-records"
+INDEX_ALIAS = "oaisamplerecords"
+INDEX_PREFIX = "oaibench-"
+DEFAULT_DB = "postgresql+psycopg2://postgres@127.0.0.1:5432/oaiharvest_bench"
+PHASES = ("fetch", "write", "naive", "ours", "batch", "workers", "rdm", "rdm_workers")
+RDM_PHASES = ("rdm", "rdm_workers")
+# Phases whose corpus size differs from --records: each gets a provider of its own.
+SEPARATE_PROVIDER_PHASES = ("batch", "workers", *RDM_PHASES)
+# Flushed at the start of every workers phase: a database of its own, not the tests'.
+CELERY_BROKER = os.environ.get("OAI_BENCH_BROKER", "redis://127.0.0.1:6379/9")
+
+
+def log(message: str) -> None:
+    """Progress on stderr, so that stdout carries the report alone."""
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)

@@ -1,0 +1,69 @@
+"""The summary of a run (its JSON `summary`: the ratios the issues set targets for) and the
+figures of an earlier run that `--compare` reads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def load_comparison(path: str) -> dict[str, Any]:
+    """The N and the full harvest's peak RSS of an earlier run's JSON (`--compare`)."""
+    other = json.loads(Path(path).read_text())
+    other_full = other["phases"]["ours"]["steps"]["full"]
+    return {
+        "records": other["arguments"]["records"],
+        "rss_peak_mb": other_full["rss_peak_mb"],
+    }
+
+
+def _rate(step: dict[str, Any] | None) -> float | None:
+    return step.get("records_per_second") if step else None
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a and b else None
+
+
+def build_summary(results: dict[str, Any]) -> dict[str, Any]:
+    """The ratios the issues set targets for (JSON `summary`)."""
+    steps = {}
+    for phase, outcome in results["phases"].items():
+        for name, step in outcome.get("steps", {}).items():
+            steps[f"{phase}.{name}"] = step
+    full = steps.get("ours.full")
+    reharvest = steps.get("ours.full_reharvest")
+    no_change = steps.get("ours.no_change_incremental")
+    summary: dict[str, Any] = {
+        "full_over_write_limit": _ratio(
+            _rate(full), _rate(steps.get("write.create_or_update_many"))
+        ),
+        "full_over_naive": _ratio(_rate(full), _rate(steps.get("naive.create_each"))),
+        "full_over_fetch_limit": _ratio(_rate(full), _rate(steps.get("fetch.sickle"))),
+        "reharvest_speedup": (
+            full["seconds"] / reharvest["seconds"] if full and reharvest else None
+        ),
+        "full_harvest_peak_rss_mb": full["rss_peak_mb"] if full else None,
+    }
+    rdm_full, rdm_loop = steps.get("rdm.full"), steps.get("rdm.create_publish_each")
+    rdm_reharvest = steps.get("rdm.full_reharvest")
+    rdm_workers = {
+        count: outcome["steps"]["full"]
+        for count, outcome in results["phases"].get("rdm_workers", {}).items()
+    }
+    summary["rdm_full_over_loop"] = _ratio(_rate(rdm_full), _rate(rdm_loop))
+    summary["rdm_reharvest_speedup"] = (
+        rdm_full["seconds"] / rdm_reharvest["seconds"] if rdm_full and rdm_reharvest else None
+    )
+    summary["rdm_two_workers_over_one"] = _ratio(
+        _rate(rdm_workers.get("2")), _rate(rdm_workers.get("1"))
+    )
+    if no_change:
+        summary["no_change_requests"] = no_change["requests"]
+        summary["no_change_writes"] = {
+            "target_sql": no_change["target_sql_writes"],
+            "search": no_change["search_writes"],
+            "entries": (no_change["inserted_entries"] or 0) + (no_change["updated_entries"] or 0),
+        }
+    return summary

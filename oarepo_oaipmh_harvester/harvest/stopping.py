@@ -1,0 +1,124 @@
+"""When a run must end before its work is done: a stop request, its time limit, its lock.
+
+Decision owned here: what a run checks before each batch, and how it notices that it was
+asked to stop. invenio-jobs' Stop sets the run CANCELLING and revokes its Celery task; a
+revoke cannot interrupt a task that already runs (threads or solo pool) and, on a prefork
+pool, sends SIGTERM. Either way the run stops at the next batch boundary: every batch it
+wrote is whole (tracking rows and target agree) and nothing after it - reconciliation, the
+watermark - happens.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Protocol
+
+import sqlalchemy as sa
+from invenio_db import db
+from invenio_jobs.models import Run, RunStatusEnum
+from sqlalchemy import event
+
+
+class RunTooLong(Exception):
+    """A run went on past OAI_HARVESTER_MAX_RUN_SECONDS; nothing of its window is trusted."""
+
+    def __init__(self, harvester_id: str, limit: float) -> None:
+        super().__init__(
+            f"The run of harvester {harvester_id!r} took longer than "
+            f"OAI_HARVESTER_MAX_RUN_SECONDS ({limit:.0f} s) and was stopped; the watermark was "
+            f"not moved, so the next run continues the same window."
+        )
+
+
+class RunStopped(Exception):
+    """The run was asked to stop and did, between two batches."""
+
+    def __init__(self, reason: str, records: int) -> None:
+        self.reason = reason
+        self.records = records
+        super().__init__(
+            f"Stopped ({reason}) after {records} records. What was written is complete; the "
+            f"watermark did not move, so the next run harvests the same window again."
+        )
+
+
+class StopSignal:
+    """Whether the run should stop: a signal arrived, or its invenio-jobs run is CANCELLING."""
+
+    def __init__(self, run_id: uuid.UUID | None) -> None:
+        self.run_id = run_id
+        self._signalled: str | None = None
+
+    def signal(self, reason: str) -> None:
+        """Called from a signal handler: only a flag is set, the run stops at the next batch."""
+        self._signalled = reason
+
+    def reason(self) -> str | None:
+        """Why the run must stop now, or None to go on."""
+        if self._signalled:
+            return self._signalled
+        if self.run_id is None:
+            return None
+        # Its own statement, read after the last batch's commit: the request comes from
+        # another process (the web app), and the answer must not be an earlier snapshot.
+        status = db.session.execute(
+            sa.select(Run.status).where(Run.id == self.run_id)
+        ).scalar_one_or_none()
+        if status == RunStatusEnum.CANCELLING:
+            return "Stop was requested in Administration → Jobs"
+        return None
+
+
+class HeldLock(Protocol):
+    def verify(self) -> None:
+        """Raises when the run no longer holds its harvester's lock."""
+
+
+class RunBounds:
+    """What a run checks before each batch: that it still holds its lock (a run that lost it
+    must not write beside another), is within its time, and was not asked to stop."""
+
+    def __init__(
+        self, harvester_id: str, lock: HeldLock, *, max_seconds: float, stop: StopSignal
+    ) -> None:
+        self.harvester_id = harvester_id
+        self.lock = lock
+        self.max_seconds = max_seconds
+        self.stop = stop
+        self._deadline = time.monotonic() + max_seconds
+
+    def check(self, records_so_far: int) -> None:
+        self.lock.verify()
+        if time.monotonic() > self._deadline:
+            raise RunTooLong(self.harvester_id, self.max_seconds)
+        reason = self.stop.reason()
+        if reason:
+            raise RunStopped(reason, records_so_far)
+
+
+_STOPPED_RUNS: dict[str, str] = {}
+"""Runs of this process that stopped on request: run id -> what the run's message says."""
+
+
+def end_run_cancelled(run_id: uuid.UUID | None, message: str) -> None:
+    """A run of invenio-jobs that stopped on request ends CANCELLED, with `message`.
+
+    invenio-jobs ends every run whose task returns SUCCESS, and lets a task end it CANCELLED
+    only by raising SystemExit, which also shuts the Celery worker down. So the run gets its
+    message here and, when invenio-jobs sets SUCCESS, CANCELLED instead.
+    """
+    if run_id is None:
+        return
+    db.session.execute(sa.update(Run).where(Run.id == run_id).values(message=message))
+    db.session.commit()
+    _STOPPED_RUNS[str(run_id)] = message
+
+
+@event.listens_for(Run.status, "set", retval=True)
+def _success_of_a_stopped_run_is_cancelled(
+    run: Run, value: Any, old_value: Any, initiator: Any
+) -> Any:
+    if value == RunStatusEnum.SUCCESS and _STOPPED_RUNS.pop(str(run.id), None) is not None:
+        return RunStatusEnum.CANCELLED
+    return value

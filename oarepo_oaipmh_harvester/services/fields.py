@@ -1,0 +1,130 @@
+"""Harvester fields that a JSON client sends as objects and the panel's form as text.
+
+invenio-administration's form renderer has no widget for a mapping of free keys, so the
+request headers and the set-to-community mapping are also accepted as text, one
+``name: value`` pair per line; JSON clients send objects. Secrets (a password, a header's
+value) may be, in fixture files, ``{"env": NAME}``: read from the environment at each run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from marshmallow import Schema, ValidationError, fields, pre_load, validates
+
+from ..text import StorableText, echoed
+
+HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
+"""An HTTP header name (RFC 9110 token)."""
+
+RESERVED_HEADERS = frozenset({"host", "content-length", "user-agent", "authorization"})
+"""Headers the client sets itself (Authorization: give `auth` instead)."""
+
+
+def _pairs(value: Any, what: str, separator: str = ":", lines: str = r"\n") -> dict[str, Any]:
+    """A mapping from an object, or from text of ``name<separator> value`` lines (`lines`:
+    what separates them)."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if not isinstance(value, str):
+        raise ValidationError(f"Give {what} as an object, or as 'name{separator} value' lines.")
+    pairs: dict[str, Any] = {}
+    for number, line in enumerate(re.split(lines, value), start=1):
+        if not line.strip():
+            continue
+        name, found, rest = line.partition(separator)
+        if not found or not name.strip():
+            raise ValidationError(f"Line {number}: write 'name{separator} value'.")
+        pairs[name.strip()] = rest.strip()
+    return pairs
+
+
+class Secret(fields.String):
+    """Text, or ``{"env": NAME}``: the value of an environment variable at each run (a String
+    to the panel, whose forms know no other kind of field)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, Mapping):
+            name = value.get("env")
+            if set(value) != {"env"} or not isinstance(name, str) or not name:
+                raise ValidationError('Give the text, or {"env": "VARIABLE_NAME"}.')
+            return {"env": name}
+        if not isinstance(value, str):
+            raise ValidationError("Give the text.")
+        StorableText()(value)
+        if len(value) > 4096:
+            raise ValidationError("At most 4096 characters.")
+        return value
+
+
+class AuthSchema(Schema):
+    """HTTP Basic credentials."""
+
+    username = Secret(required=True, metadata={"title": "User name"})
+    password = Secret(load_default="", metadata={"title": "Password"})
+
+    @validates("username")
+    def _given(self, value: Any, **kwargs: Any) -> None:
+        if value == "":
+            raise ValidationError("Give the user name (with the password).")
+
+    @pre_load
+    def _empty_password(self, data: Any, **kwargs: Any) -> Any:
+        if isinstance(data, dict) and data.get("password") is None:
+            return {key: value for key, value in data.items() if key != "password"}
+        return data
+
+
+class RequestHeaders(fields.String):
+    """``{name: value}``, or ``name: value`` lines (a form's textarea)."""
+
+    def _deserialize(
+        self, value: Any, attr: str | None, data: Any, **kwargs: Any
+    ) -> dict[str, Any]:
+        headers = _pairs(value, "the headers")
+        errors: dict[str, list[str]] = {}
+        loaded: dict[str, Any] = {}
+        for name, header_value in headers.items():
+            if not HEADER_NAME.match(name):
+                errors[echoed(name, 60)] = ["Not an HTTP header name."]
+            elif name.lower() in RESERVED_HEADERS:
+                errors[name] = ["Set by the harvester itself (for credentials, give auth)."]
+            else:
+                try:
+                    loaded[name] = Secret().deserialize(header_value)
+                except ValidationError as error:
+                    errors[name] = error.messages
+                else:
+                    if isinstance(header_value, str) and (
+                        "\n" in header_value or "\r" in header_value
+                    ):
+                        errors[name] = ["A header value is one line."]
+        if errors:
+            raise ValidationError(errors)
+        return loaded
+
+
+def set_communities_text(mapping: Mapping[str, str] | None) -> str:
+    """The text form of a set-to-community mapping (what the panel's form shows)."""
+    return "\n".join(f"{spec} = {community}" for spec, community in (mapping or {}).items())
+
+
+class SetCommunities(fields.String):
+    """``{set spec: community}``, or ``set = community`` lines (a form's textarea). "=" is
+    in no set spec (they are hierarchies of unreserved characters joined by ":")."""
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
+        return dict(value) if value else None
+
+    def _deserialize(
+        self, value: Any, attr: str | None, data: Any, **kwargs: Any
+    ) -> dict[str, str]:
+        mapping = _pairs(value, "the communities of sets", separator="=", lines=r"[\n,]")
+        for spec, community in mapping.items():
+            if not isinstance(community, str) or not community.strip():
+                raise ValidationError({spec: ["Give the community's slug or id."]})
+            StorableText()(spec)
+            StorableText()(community)
+        return {spec: community.strip() for spec, community in mapping.items()}
