@@ -247,3 +247,8 @@ OAI_HARVESTER_PREVIEW_DIFFS = 20
 OAI_HARVESTER_RUN_LOG_INTERVAL = 60.0
 """Seconds between the progress lines a run logs (the log on its page in Administration →
 Jobs); a run also logs its windows, each batch's failures grouped by reason and its end."""
+
+OAI_HARVESTER_PUBLIC_SOURCES_PAGE = False
+"""Serve ``/about/harvest``, a public page (no login) of the sources this site harvests: each
+harvester's name, its record count and its last successful harvest (never its endpoint or its
+credentials)."""

@@ -143,7 +143,7 @@ def harvest_every_active_harvester(**ignored: Any) -> dict[str, Any]:
     )
     lines = [outcome.describe() for outcome in outcomes]
     message = (
-        f"Ran {len(outcomes)} harvesters: " + "; ".join(lines)
+        f"Ran {len(outcomes)} harvester{'' if len(outcomes) == 1 else 's'}: " + "; ".join(lines)
         if outcomes
         else "No active harvester."
     )

@@ -21,6 +21,8 @@ from ..credentials import provider_credentials
 from ..models import OAIHarvester
 from ..protocol.client import OAIClient
 from ..protocol.credentials import ProviderCredentials
+from ..protocol.records import OAIRecord
+from ..provenance import Provenance, getrecord_url
 from .effects import DryRun, KeptWrites, Writes
 from .fanout import BatchDispatcher, Enqueue
 from .interrupted import close_interrupted_runs, grace_for
@@ -133,6 +135,18 @@ def make_writer(
     settings = settings or current_settings()
     harvester = _stored_harvester(harvester_id)
     options = TargetOptions.of(harvester)
+    # Plain values: the writer runs past commits that expire the ORM object.
+    name, base_url, prefix = harvester.name, harvester.base_url, harvester.metadata_prefix
+
+    def provenance_of(record: OAIRecord) -> Provenance:
+        return Provenance(
+            harvester_id=harvester_id,
+            harvester_name=name,
+            oai_identifier=record.identifier or "",
+            datestamp=record.datestamp or "",
+            getrecord_url=getrecord_url(base_url, prefix, record.identifier or ""),
+        )
+
     return RecordWriter(
         harvester_id=harvester.id,
         target=adapter_for(
@@ -140,11 +154,15 @@ def make_writer(
             writing_identity(options.owner),
             harvester_id=harvester.id,
             options=options,
+            custom_fields=frozenset(
+                field.name for field in current_app.config.get("RDM_CUSTOM_FIELDS") or ()
+            ),
         ),
         transformer=current_oai_harvester.transformers.get(harvester.transformer),
         run_id=run_id,
         retry_backoff=settings.retry_backoff,
         writes=writes,
+        provenance_of=provenance_of,
     )
 
 

@@ -149,7 +149,7 @@ class Repairer:
                     adopted=known["adopted"],
                 )
                 try:
-                    data = writer.transformer.transform(record)
+                    data = writer.transform(record)
                     row["warnings"] = with_transform_warnings(None, writer.transformer)
                 except Exception as error:  # noqa: BLE001 - tracked on the record
                     rows.append(row)

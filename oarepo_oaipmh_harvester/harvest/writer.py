@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from invenio_db import db
 
 from ..protocol.records import OAIRecord
+from ..provenance import Provenance
 from .changes import admissible, latest_of_each, needing_write, retry_delay
 from .counts import RecordValidationError, WriteCounts, describe_error
 from .diffs import target_changes
@@ -43,6 +44,7 @@ class RecordWriter:
         run_id: uuid.UUID | None = None,
         retry_backoff: float,
         writes: Writes | None = None,
+        provenance_of: Callable[[OAIRecord], Provenance] | None = None,
     ) -> None:
         self.harvester_id = harvester_id
         self.target = target
@@ -57,6 +59,15 @@ class RecordWriter:
         re-harvest where nothing changed it is the only database write left."""
         self.force = False
         """Write records the provider did not change too (an operator's ``--force``)."""
+        self.provenance_of = provenance_of
+        """What a written record says of its source (None: nothing)."""
+
+    def transform(self, record: OAIRecord) -> dict[str, Any]:
+        """The record as the target writes it: transformed, saying where it came from."""
+        data = self.transformer.transform(record)
+        if self.provenance_of is None:
+            return data
+        return self.target.with_provenance(data, self.provenance_of(record))
 
     def write_batch(
         self, records: Sequence[OAIRecord], on_commit: CommitHook | None = None
@@ -206,7 +217,7 @@ class RecordWriter:
                 self.write_one(uow, record, row, counts, restore=restorable, written=written)
                 continue
             try:
-                data = self.transformer.transform(record)
+                data = self.transform(record)
                 row["warnings"] = with_transform_warnings(row["warnings"], self.transformer)
             except Exception as error:  # noqa: BLE001 - tracked on the record
                 self.note_failure(row, counts, error)
@@ -280,7 +291,7 @@ class RecordWriter:
                     row["local_pid"] = None
             else:
                 if data is None:
-                    data = self.transformer.transform(record)
+                    data = self.transform(record)
                     row["warnings"] = with_transform_warnings(row["warnings"], self.transformer)
                 row["transformed"] = data
                 before = self.writes.image_before(self.target, local_pid)

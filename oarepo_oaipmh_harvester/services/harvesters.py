@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import sqlalchemy as sa
 from flask import current_app
 from invenio_db import db
 from invenio_db.uow import ModelCommitOp, ModelDeleteOp, UnitOfWork, unit_of_work
@@ -32,6 +33,7 @@ from .jobs import (
     delete_jobs_of,
     dump_job,
     jobs_of,
+    last_successful_harvest,
     lock_holding_run,
     new_job,
     runs_query,
@@ -230,6 +232,30 @@ class HarvesterService(HarvesterAccessMixin, Service):
             links_item_tpl=self.links_item_tpl,
             prepare=self._view,
         )
+
+    def public_sources(self) -> list[dict[str, Any]]:
+        """What the public page of harvested sources shows of every harvester: its name, how
+        many records of it the site holds, and when it was last harvested successfully.
+        Nothing else (no endpoint, which may be private; no credentials)."""
+        live = (
+            db.select(OAIHarvestedRecord.harvester_id, sa.func.count().label("records"))
+            .where(OAIHarvestedRecord.deleted.is_(False), OAIHarvestedRecord.local_pid.is_not(None))
+            .group_by(OAIHarvestedRecord.harvester_id)
+            .subquery()
+        )
+        rows = db.session.execute(
+            db.select(OAIHarvester.id, OAIHarvester.name, live.c.records)
+            .outerjoin(live, live.c.harvester_id == OAIHarvester.id)
+            .order_by(OAIHarvester.name)
+        ).all()
+        return [
+            {
+                "name": name,
+                "records": records or 0,
+                "last_harvest": last_successful_harvest(harvester_id),
+            }
+            for harvester_id, name, records in rows
+        ]
 
     def list(self, identity: Any) -> list[HarvesterItem]:
         """Every harvester `identity` may see, by id (no paging)."""

@@ -152,6 +152,19 @@ def active_run(harvester_id: str) -> Run | None:
     ).first()
 
 
+def last_successful_harvest(harvester_id: str) -> datetime | None:
+    """When the harvester's last successful run ended."""
+    return db.session.scalar(
+        sa.select(sa.func.max(Run.finished_at)).where(
+            Run.id.in_(
+                runs_query(harvester_id)
+                .where(Run.status == RunStatusEnum.SUCCESS)
+                .with_only_columns(Run.id)
+            )
+        )
+    )
+
+
 def lock_holding_run(harvester_id: str) -> Run | None:
     """The run that holds the harvester's lock, when its lock is known to be held: a running
     run before a queued one (a queued run may be about to take the lock), newest first."""

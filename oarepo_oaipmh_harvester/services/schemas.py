@@ -282,13 +282,14 @@ class HarvesterSchema(Schema):
             problem = community_problem(community, is_drafts=drafts)
             if problem:
                 raise ValidationError(problem, field_name="community")
-        problems = {
-            spec: [problem]
+        problems = [
+            f"{spec}: {problem}"
             for spec, joined in (data.get("set_communities") or {}).items()
             if (problem := community_problem(joined, is_drafts=drafts))
-        }
+        ]
         if problems:
-            raise ValidationError({"set_communities": problems})
+            # On the field itself, not per set: a form shows errors by field.
+            raise ValidationError(problems, field_name="set_communities")
 
     @validates("transformer")
     def _known_transformer(self, value: str | None, **kwargs: Any) -> None:

@@ -41,6 +41,7 @@ def adapter_for(
     *,
     harvester_id: str = "",
     options: TargetOptions | None = None,
+    custom_fields: frozenset[str] = frozenset(),
 ) -> TargetAdapter:
     """The adapter that writes into `service` as `identity`: the one `options` name, or
     (``auto``) the one that what the service can do calls for."""
@@ -56,7 +57,13 @@ def adapter_for(
             )
         from .drafts import DraftsServiceTarget
 
-        return DraftsServiceTarget(service, identity, harvester_id=harvester_id, options=options)
+        return DraftsServiceTarget(
+            service,
+            identity,
+            harvester_id=harvester_id,
+            options=options,
+            custom_fields=custom_fields,
+        )
     return RecordsServiceTarget(service, identity, harvester_id=harvester_id, options=options)
 
 

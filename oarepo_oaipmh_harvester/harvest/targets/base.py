@@ -13,6 +13,7 @@ from typing import Any
 
 from invenio_db import db
 
+from ...provenance import Provenance
 from ..unit_of_work import BulkIndexingUnitOfWork
 from .options import TargetOptions
 
@@ -63,6 +64,11 @@ class TargetAdapter(abc.ABC):
         self.harvester_id = harvester_id
         self.options = options or TargetOptions()
         self._notices: list[str] = []
+
+    def with_provenance(self, data: dict[str, Any], provenance: Provenance) -> dict[str, Any]:
+        """`data` saying where the record came from, as this target can hold it (a plain
+        service's schema is the site's own: nothing is added)."""
+        return data
 
     def take_notices(self) -> list[str]:
         """What the last write did that an operator should know of (then forgotten)."""

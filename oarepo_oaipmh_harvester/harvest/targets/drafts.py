@@ -24,6 +24,7 @@ from invenio_pidstore.errors import PIDDeletedError, PIDDoesNotExistError, PIDUn
 from invenio_pidstore.models import PersistentIdentifier
 from sqlalchemy.orm.exc import NoResultFound
 
+from ...provenance import Provenance, stamp_rdm
 from ..counts import RecordValidationError
 from ..unit_of_work import BulkIndexingUnitOfWork
 from .base import KeptWithErrors, LocalRecordMissing, TargetAdapter
@@ -69,10 +70,25 @@ class DraftsServiceTarget(TargetAdapter):
     """Writes into a drafts service record by record: draft, then publish, in the caller's
     unit of work (and savepoint), so that a failure leaves neither draft nor record."""
 
-    def __init__(self, service: Any, identity: Any, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        service: Any,
+        identity: Any,
+        *,
+        custom_fields: frozenset[str] = frozenset(),
+        **kwargs: Any,
+    ) -> None:
         super().__init__(service, identity, **kwargs)
         self._community_ids: dict[str, str] = {}
         """Slug or id -> id of the communities of sets, looked up once per run."""
+        self.custom_fields = custom_fields
+        """The custom fields the site defined (RDM_CUSTOM_FIELDS): provenance goes there."""
+        self._is_rdm = _is_rdm_service(service)
+
+    def with_provenance(self, data: dict[str, Any], provenance: Provenance) -> dict[str, Any]:
+        if not self._is_rdm:
+            return data
+        return stamp_rdm(data, provenance, self.custom_fields)
 
     @property
     def keeps_deleted_pids(self) -> bool:
@@ -325,6 +341,14 @@ class DraftsServiceTarget(TargetAdapter):
                 f"Record {pid} could not be included in community "
                 f"{errors[0].get('community') or communities[0]!r}: {errors[0].get('message')}"
             )
+
+
+def _is_rdm_service(service: Any) -> bool:
+    try:
+        from invenio_rdm_records.services import RDMRecordService
+    except ImportError:
+        return False
+    return isinstance(service, RDMRecordService)
 
 
 def _is_deleted(record: Any) -> bool:
