@@ -225,7 +225,6 @@ class Site:
         ]
         return _digest(
             self.release.requirement,
-            str(self.release.plugin_without_dependencies),
             sys.version.split()[0],
             *dependencies,
         )
@@ -267,18 +266,11 @@ class Site:
         subprocess.run([sys.executable, "-m", "venv", str(self.venv)], check=True)
         pip = [self.bin("pip"), "install", "--quiet"]
         with self._plugin_source() as plugin:
-            if self.release.plugin_without_dependencies:
-                self.run([*pip, self.release.requirement, "gunicorn"], log="pip", cwd=PROJECT_ROOT)
-                # Its own dependencies that the release does not bring.
-                self.run([*pip, "sickle>=0.7"], log="pip", cwd=PROJECT_ROOT)
-                self.run([*pip, "--no-deps", plugin], log="pip", cwd=PROJECT_ROOT)
-            else:
-                # One resolution: pip must find versions that satisfy both.
-                self.run(
-                    [*pip, self.release.requirement, "gunicorn", plugin],
-                    log="pip",
-                    cwd=PROJECT_ROOT,
-                )
+            # One resolution, as an operator installs it: pip must find versions that
+            # satisfy the release and the plugin together.
+            self.run(
+                [*pip, self.release.requirement, "gunicorn", plugin], log="pip", cwd=PROJECT_ROOT
+            )
 
     def installed(self, distribution: str) -> str:
         """The version of `distribution` in the release's virtualenv."""

@@ -24,8 +24,6 @@ class Release:
     npm_overrides: dict[str, str] = field(default_factory=dict)
     """`overrides` written into the instance's package.json, before the lock is used: a
     dependency range that the npm registry cannot satisfy yet is pinned to a served release."""
-    plugin_without_dependencies: bool = False
-    """Install the plugin with --no-deps: only while its pins do not resolve with this release."""
 
     @property
     def index_prefix(self) -> str:
@@ -57,9 +55,6 @@ RELEASES: dict[str, Release] = {
             database="oaiharvest_site14",
             redis_db=10,
             npm_overrides=_WARCIO,
-            # The plugin's pins (invenio-rdm-records 36, jobs 11, administration 7) do not
-            # resolve with 14.0.5 yet: installed on top of the release until they do.
-            plugin_without_dependencies=True,
         ),
         Release(
             key="rdm15",
