@@ -25,6 +25,11 @@ TEST_CONFIG = {
     "CELERY_BROKER_URL": "memory://",
     "BROKER_URL": "memory://",
     "CACHE_TYPE": "SimpleCache",
+    # invenio-app-rdm's config (loaded wherever it is installed) caches who holds an action.
+    # The UI and API apps of a test each get their own SimpleCache, and the invalidation on
+    # a change of ActionUsers/ActionRoles reaches only the app in context; a rolled-back
+    # test also leaves its grants cached. Read them from the database, as without it.
+    "ACCESS_CACHE": None,
     "RECORDS_REFRESOLVER_CLS": "invenio_records.resolver.InvenioRefResolver",
     "RECORDS_REFRESOLVER_STORE": "invenio_jsonschemas.proxies.current_refresolver_store",
     "SEARCH_INDEX_PREFIX": "oaiharvest-test-",

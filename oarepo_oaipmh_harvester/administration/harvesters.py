@@ -24,13 +24,14 @@ from ..proxies import (
     current_harvester_service,
 )
 from ..services.errors import HarvesterNotFound
+from .compat import ApiEndpointByName
 from .forms import DETAIL_ACTIONS, RUN_ACTION, harvester_form_fields, in_form_order
 
 EXTENSION_NAME = "oarepo-oaipmh-harvester"
 CATEGORY = _("OAI-PMH")
 
 
-class HarvesterAdminMixin:
+class HarvesterAdminMixin(ApiEndpointByName):
     """What every harvester view shares."""
 
     extension_name = EXTENSION_NAME

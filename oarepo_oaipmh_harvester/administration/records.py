@@ -13,6 +13,7 @@ from lxml import etree
 
 from ..proxies import current_harvested_records_service
 from ..services.errors import HarvestedRecordNotFound
+from .compat import ApiEndpointByName
 from .harvesters import CATEGORY, EXTENSION_NAME
 
 REHARVEST_ACTION = {
@@ -27,7 +28,7 @@ REHARVEST_ACTION = {
 """Posts to the record's ``links.reharvest``."""
 
 
-class HarvestedRecordAdminMixin:
+class HarvestedRecordAdminMixin(ApiEndpointByName):
     """What both record views share."""
 
     extension_name = EXTENSION_NAME

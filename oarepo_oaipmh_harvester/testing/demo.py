@@ -42,6 +42,9 @@ def build_app(workdir: Path, search_url: str, rdm: bool = False):
     app = create_api(
         **extra,
         SQLALCHEMY_DATABASE_URI=f"sqlite:///{workdir / 'demo.db'}",
+        # An installed invenio-app-rdm configures PostgreSQL connect options, which SQLite
+        # refuses ("'options' is an invalid keyword argument").
+        SQLALCHEMY_ENGINE_OPTIONS={},
         SEARCH_HOSTS=[{"host": host, "port": int(port)}],
         SEARCH_INDEX_PREFIX="oaidemo-",
         OAI_HARVESTER_SAMPLE_TARGET=True,

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -48,6 +50,13 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def npm_overrides_from_environment() -> dict[str, str]:
+    """``OAI_HARVESTER_NPM_OVERRIDES``, e.g. ``{"warcio": "2.4.11"}``: with invenio-app-rdm
+    installed, invenio-previewer's replaywebpage asks (through @webrecorder/wabac) for a
+    warcio release that not every npm registry serves."""
+    return json.loads(os.environ.get("OAI_HARVESTER_NPM_OVERRIDES") or "{}")
+
+
 @dataclass
 class PanelSettings:
     """Where the served instance keeps its data and how its processes find each other."""
@@ -62,6 +71,9 @@ class PanelSettings:
     """The search server is osmem-server, which has no data streams for invenio-jobs' logs."""
     queue: str = "oai-harvest-panel"
     extra_config: dict[str, Any] = field(default_factory=dict)
+    npm_overrides: dict[str, str] = field(default_factory=npm_overrides_from_environment)
+    """npm ``overrides`` for the instance's package.json (``OAI_HARVESTER_NPM_OVERRIDES``, JSON):
+    for a registry that lacks a version some bundle's dependency asks for."""
 
     @property
     def url(self) -> str:
@@ -110,6 +122,11 @@ class PanelSettings:
             "LOGGING_CONSOLE_LEVEL": "WARNING",
             # The browser test polls the API while runs go on.
             "RATELIMIT_AUTHENTICATED_USER": "20000 per hour;1000 per minute",
+            # Where installed, invenio-app-rdm (rate limits) and invenio-communities (identity
+            # cache) default to Redis databases of their own: keep to invenio-app's default
+            # and to the panel's database.
+            "RATELIMIT_STORAGE_URI": "memory://",
+            "COMMUNITIES_IDENTITIES_CACHE_REDIS_URL": self.broker_url,
             **self.extra_config,
         }
 
@@ -120,10 +137,13 @@ class PanelSettings:
         return env
 
 
-def _assets_digest() -> str:
+def _assets_digest(npm_overrides: dict[str, str] | None = None) -> str:
     """What the built assets depend on: the installed packages that declare webpack bundles,
-    and this package's own asset files (they change without a new version in development)."""
+    this package's own asset files (they change without a new version in development) and
+    the npm overrides."""
     digest = hashlib.sha256()
+    if npm_overrides:
+        digest.update(json.dumps(npm_overrides, sort_keys=True).encode())
     for name in sorted(
         f"{dist.metadata['Name']}=={dist.version}"
         for dist in metadata.distributions()
@@ -137,34 +157,66 @@ def _assets_digest() -> str:
     return digest.hexdigest()
 
 
-def assets_built(instance_path: Path) -> bool:
+def assets_built(instance_path: Path, npm_overrides: dict[str, str] | None = None) -> bool:
     stamp = instance_path / "assets-built-from"
     manifest = instance_path / "static" / "dist" / "manifest.json"
-    return manifest.exists() and stamp.exists() and stamp.read_text() == _assets_digest()
+    return (
+        manifest.exists() and stamp.exists() and stamp.read_text() == _assets_digest(npm_overrides)
+    )
 
 
 def build_assets(settings: PanelSettings, *, log: Path | None = None) -> None:
-    """``invenio collect`` and ``invenio webpack buildall``, once per set of installed bundles."""
+    """``invenio collect`` and ``invenio webpack buildall``, once per set of installed bundles
+    (and npm overrides)."""
     instance = settings.instance_path
-    if assets_built(instance):
+    overrides = settings.npm_overrides
+    if assets_built(instance, overrides):
         return
     instance.mkdir(parents=True, exist_ok=True)
+    _remove_collected_sources(instance / "assets")
     env = settings.environment()
     invenio = str(Path(sys.executable).with_name("invenio"))
     log = log or instance / "assets-build.log"
     _print(f"Building the panel's assets once (about 3 minutes; log: {log}) ...")
     started = time.monotonic()
     # Taken before building: a bundle edited while the build runs makes the next run build again.
-    digest = _assets_digest()
+    digest = _assets_digest(overrides)
+    # buildall is create, install, build; the overrides go into package.json in between.
+    steps = [["collect", "-v"], ["webpack", "create"], ["webpack", "install"], ["webpack", "build"]]
     with log.open("w") as output:
-        for command in ([invenio, "collect", "-v"], [invenio, "webpack", "buildall"]):
-            completed = subprocess.run(command, env=env, stdout=output, stderr=subprocess.STDOUT)
+        for step in steps:
+            if step == ["webpack", "install"] and overrides:
+                _add_npm_overrides(instance / "assets" / "package.json", overrides)
+            completed = subprocess.run(
+                [invenio, *step], env=env, stdout=output, stderr=subprocess.STDOUT
+            )
             if completed.returncode != 0:
-                raise RuntimeError(f"{' '.join(command[1:])} failed; see {log}")
+                raise RuntimeError(f"{' '.join(step)} failed; see {log}")
     if not (instance / "static" / "dist" / "manifest.json").exists():
         raise RuntimeError(f"The webpack build wrote no manifest; see {log}")
     (instance / "assets-built-from").write_text(digest)
     _print(f"Assets built in {time.monotonic() - started:.0f} s.")
+
+
+def _remove_collected_sources(project: Path) -> None:
+    """The bundles' files of an earlier build, all but the installed npm packages: collecting
+    copies files but never removes one, and a file that another set of bundles left behind
+    (another InvenioRDM release, an upgrade) is built with the rest and can fail the build."""
+    if not project.is_dir():
+        return
+    for path in project.iterdir():
+        if path.name == "node_modules":
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+
+
+def _add_npm_overrides(package_json: Path, overrides: dict[str, str]) -> None:
+    package = json.loads(package_json.read_text())
+    package["overrides"] = {**package.get("overrides", {}), **overrides}
+    package_json.write_text(json.dumps(package, indent=2, sort_keys=True))
 
 
 def prepare_instance(settings: PanelSettings, *, demo_base_url: str | None = None) -> None:

@@ -1,9 +1,10 @@
 """An InvenioRDM records service without a whole InvenioRDM instance: tests, demo, benchmark.
 
-Decision owned here: what an application needs so that invenio-rdm-records 36 publishes in
-it (the keys of rdm-records' config that would lose to other modules' defaults, stand-ins for
-invenio-app-rdm's UI endpoints that publishing builds links to, a default files location, the
-vocabulary entries the transformers use), and the one departure osmem-server (the demo's
+Decision owned here: what an application needs so that invenio-rdm-records 32 or 36
+(InvenioRDM 14, 15) publishes in it (the keys of rdm-records' config that would lose to other
+modules' defaults, stand-ins for invenio-app-rdm's UI endpoints that publishing builds links
+to, unless invenio-app-rdm is installed, a default files location, the vocabulary entries the
+transformers use), and the one departure osmem-server (the demo's
 embedded search) forces: no ``date_range`` histogram facet. Real InvenioRDM vocabulary entries are taken by id from
 rdm-records' own fixture files: loading all of them takes minutes (7,847 languages).
 
@@ -117,7 +118,26 @@ UI_BLUEPRINT_ENTRY_POINTS = [
     "invenio_app_rdm_records = oarepo_oaipmh_harvester.testing.rdm:create_records_ui_blueprint",
     "invenio_app_rdm_requests = oarepo_oaipmh_harvester.testing.rdm:create_requests_ui_blueprint",
 ]
-"""For pytest-invenio's ``extra_entry_points`` (group ``invenio_base.blueprints``)."""
+"""The stand-ins as entry points of the group ``invenio_base.blueprints``."""
+
+
+def app_rdm_installed() -> bool:
+    """invenio-app-rdm is installed (a whole InvenioRDM, as on a site).
+
+    Then its configuration module is loaded into every app, and its own UI blueprints (the
+    real endpoints) are registered, or built for links in an API app. The stand-ins below
+    would clash with them (same blueprint names), and the two routes that publishing needs
+    must not replace its ``APP_RDM_ROUTES``, which its blueprints read in full.
+    """
+    from importlib.util import find_spec
+
+    return find_spec("invenio_app_rdm") is not None
+
+
+def ui_blueprint_entry_points() -> list[str]:
+    """For pytest-invenio's ``extra_entry_points``: the stand-ins, unless invenio-app-rdm is
+    installed and brings the real blueprints."""
+    return [] if app_rdm_installed() else list(UI_BLUEPRINT_ENTRY_POINTS)
 
 
 def _placeholder(**kwargs: Any) -> str:
@@ -141,10 +161,11 @@ def create_requests_ui_blueprint(app: Flask) -> Blueprint:
 
 
 def prepare_app(app: Flask) -> None:
-    """An app built outside pytest (demo, benchmark, Celery workers): the UI stand-ins, and
-    a log without the missing-statistics warnings."""
-    app.register_blueprint(create_records_ui_blueprint(app))
-    app.register_blueprint(create_requests_ui_blueprint(app))
+    """An app built outside pytest (demo, benchmark, Celery workers): the UI stand-ins (unless
+    invenio-app-rdm brings the real ones), and a log without the missing-statistics warnings."""
+    if not app_rdm_installed():
+        app.register_blueprint(create_records_ui_blueprint(app))
+        app.register_blueprint(create_requests_ui_blueprint(app))
     app.logger.addFilter(_WithoutMissingStatistics())
 
 
@@ -172,7 +193,7 @@ def _without_publication_date(search: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def rdm_config(*, external_dois: bool = True, osmem: bool = False) -> dict[str, Any]:
-    """Configuration keys that make invenio-rdm-records 36 publish in a plain Invenio app.
+    """Configuration keys that make invenio-rdm-records (32, 36) publish in a plain Invenio app.
 
     `external_dois`: take DOIs from elsewhere as ``pids.doi`` (provider ``external``); RDM
     drops the doi scheme unless DataCite or Crossref is enabled. No DOI is ever minted.
@@ -190,12 +211,13 @@ def rdm_config(*, external_dois: bool = True, osmem: bool = False) -> dict[str, 
     if osmem:
         config["RDM_SEARCH"] = _without_publication_date(rdm.RDM_SEARCH)
         config["RDM_SEARCH_DRAFTS"] = _without_publication_date(rdm.RDM_SEARCH_DRAFTS)
+    if not app_rdm_installed():
+        config["APP_RDM_ROUTES"] = {
+            "record_detail": "/records/<pid_value>",
+            "record_file_download": "/records/<pid_value>/files/<path:filename>",
+        }
     config.update(
         {
-            "APP_RDM_ROUTES": {
-                "record_detail": "/records/<pid_value>",
-                "record_file_download": "/records/<pid_value>/files/<path:filename>",
-            },
             "THEME_FRONTPAGE": False,
             "RDM_USER_MODERATION_ENABLED": False,
             "OAISERVER_ID_PREFIX": "oaiharvest-test",
@@ -213,6 +235,13 @@ def rdm_config(*, external_dois: bool = True, osmem: bool = False) -> dict[str, 
                 "required": False,
                 "is_enabled": lambda app: True,
             },
+        }
+        # invenio-app-rdm refuses to start a UI app whose record and parent (concept) DOIs
+        # differ in `required`; concept DOIs come only from DataCite, which stays off.
+        parent_pids = rdm.RDM_PARENT_PERSISTENT_IDENTIFIERS
+        config["RDM_PARENT_PERSISTENT_IDENTIFIERS"] = {
+            **parent_pids,
+            "doi": {**parent_pids["doi"], "required": False},
         }
     return config
 

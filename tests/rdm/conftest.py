@@ -1,4 +1,4 @@
-"""An InvenioRDM records service (invenio-rdm-records 36) as the harvest target.
+"""An InvenioRDM records service (invenio-rdm-records 32 or 36) as the harvest target.
 
 Booted like rdm-records' own tests (``oarepo_oaipmh_harvester.testing.rdm``, shared with the
 demo and the benchmark): its config where the app needs it, stand-in UI endpoints for the
@@ -34,9 +34,9 @@ def app_config(app_config):
 
 @pytest.fixture(scope="module")
 def extra_entry_points():
-    from oarepo_oaipmh_harvester.testing.rdm import UI_BLUEPRINT_ENTRY_POINTS
+    from oarepo_oaipmh_harvester.testing.rdm import ui_blueprint_entry_points
 
-    return {"invenio_base.blueprints": UI_BLUEPRINT_ENTRY_POINTS}
+    return {"invenio_base.blueprints": ui_blueprint_entry_points()}
 
 
 @pytest.fixture(scope="module")

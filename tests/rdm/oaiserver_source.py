@@ -311,7 +311,7 @@ def _references(value: Any) -> Any:
 
 def source_config(settings: Mapping[str, Any]) -> dict[str, Any]:
     """The source app's configuration: RDM's own where it publishes, invenio-app-rdm's OAI
-    server settings (invenio-app-rdm is not installed), and the test departures."""
+    server settings (given here, for an app without invenio-app-rdm), and the test departures."""
     from invenio_rdm_records.proxies import current_rdm_records_service
     from werkzeug.local import LocalProxy
 
@@ -470,6 +470,7 @@ class _Source:
         from invenio_db import db
 
         from oarepo_oaipmh_harvester.testing.rdm import (
+            app_rdm_installed,
             create_default_location,
             create_records_ui_blueprint,
             load_vocabularies,
@@ -478,8 +479,10 @@ class _Source:
         phase = time.monotonic()
         app = create_app(**source_config(self.settings))
         self.phases["create_app"] = time.monotonic() - phase
-        # pytest-invenio registers these through entry points; here they are added directly.
-        app.register_blueprint(create_records_ui_blueprint(app))
+        # pytest-invenio registers these through entry points; here they are added directly
+        # (invenio-app-rdm, where installed, has registered its real ones).
+        if not app_rdm_installed():
+            app.register_blueprint(create_records_ui_blueprint(app))
 
         self.exchanges = _Exchanges(app.wsgi_app)
         app.wsgi_app = self.exchanges

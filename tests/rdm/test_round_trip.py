@@ -158,7 +158,7 @@ OAI_DC = RoundTrip(
         "files_access": "metadata-only records are served as closedAccess: files `restricted`",
     },
 )
-"""Measured with invenio-rdm-records 36's Dublin Core serializer and our oai_dc_rdm."""
+"""Measured with invenio-rdm-records 32 and 36: their Dublin Core serializer and our oai_dc_rdm."""
 
 OAI_DATACITE = RoundTrip(
     "oai_datacite",
@@ -170,7 +170,7 @@ OAI_DATACITE = RoundTrip(
         "languages": "DataCite kernel 4 holds one language: only the first survives",
     },
 )
-"""Measured with invenio-rdm-records 36's DataCite serializer and our oai_datacite_rdm."""
+"""Measured with invenio-rdm-records 32 and 36: their DataCite serializer and our oai_datacite_rdm."""
 
 ROUND_TRIPS = [
     pytest.param(OAI_DC, id="oai_dc"),
