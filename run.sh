@@ -58,7 +58,7 @@ case "$command" in
         ;;
     demo)
         ensure_installed
-        exec "$VENV/bin/python" -m oarepo_oaipmh_harvester.testing.demo "$@"
+        exec "$VENV/bin/python" -m oaiharvest_test_support.demo "$@"
         ;;
     test)
         ensure_installed
@@ -86,7 +86,7 @@ case "$command" in
         ;;
     panel)
         ensure_installed
-        exec "$VENV/bin/python" -m oarepo_oaipmh_harvester.testing.panel "$@"
+        exec "$VENV/bin/python" -m oaiharvest_test_support.panel "$@"
         ;;
     *)
         echo "unknown command: $command (demo | test | services | opensearch | lint | bench | panel | install)" >&2

@@ -33,7 +33,7 @@ One run serves N synthetic oai_dc records (`Corpus.generate(N)`) from the bundle
   not timed; three records published and wiped first so that neither side runs cold), our
   full harvest into a fresh database, and a full re-harvest where nothing changed;
 - rdm_workers: the same full RDM harvest written by 1 and 2 Celery worker processes
-  (`--rdm-worker-counts`), whose app is `oarepo_oaipmh_harvester.testing.rdm_celery`.
+  (`--rdm-worker-counts`), whose app is `oaiharvest_test_support.rdm_celery`.
 
 Processes: the provider runs in its own process (as a remote provider would; in the harvesting
 process it would compete for the GIL), osmem-server is its own process, and every phase runs in

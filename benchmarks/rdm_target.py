@@ -1,7 +1,7 @@
 """The benchmark's InvenioRDM target (phases `rdm` and `rdm_workers`; needs the `rdm` extra).
 
 InvenioRDM's own records service (invenio-rdm-records, draft-enabled) booted as
-``oarepo_oaipmh_harvester.testing.rdm`` boots it for the tests and the demo, with the
+``oaiharvest_test_support.rdm`` boots it for the tests and the demo, with the
 ``oai_dc_rdm`` transformer, external DOIs and the few real vocabulary entries it maps to.
 Everything RDM is imported inside the functions: the other phases run without the extra.
 """
@@ -14,12 +14,12 @@ from typing import Any
 
 TARGET = "records"
 TRANSFORMER = "oai_dc_rdm"
-CELERY_APP = "oarepo_oaipmh_harvester.testing.rdm_celery"
+CELERY_APP = "oaiharvest_test_support.rdm_celery"
 
 
 def overrides() -> dict[str, Any]:
     """RDM's configuration keys (passed in code: Celery workers get them from CELERY_APP)."""
-    from oarepo_oaipmh_harvester.testing.rdm import rdm_config
+    from oaiharvest_test_support.rdm import rdm_config
 
     # The benchmark searches on osmem-server unless SEARCH_HOSTS is set; the facet it lacks is
     # never asked for by a harvest.

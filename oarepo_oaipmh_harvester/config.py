@@ -96,9 +96,6 @@ OAI_HARVESTER_ALLOWED_REDIRECT_ORIGINS = []
 OAI_HARVESTER_MAX_REDIRECTS = 10
 """Redirects followed for one request."""
 
-OAI_HARVESTER_SAMPLE_TARGET = False
-"""Register the ``oai-sample-records`` service (demo, benchmark and tests)."""
-
 OAI_HARVESTER_RECONCILE = "auto"
 """After a complete, error-free full harvest, delete local records the provider no longer lists:
 "auto" when the provider keeps no tombstones (deletedRecord `no` or `transient`), "always", "never"."""

@@ -10,10 +10,10 @@ import pytest
 from _pytest.config import apply_warning_filters, parse_warning_filter
 from factories import frozen_corpus
 from invenio_app.factory import create_api
+from oaiharvest_test_support.sample_records import SAMPLE_SERVICE_ID
 from search_node import SearchServer, empty_search_indices, ensure_search_indices
 
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
-from oarepo_oaipmh_harvester.testing.sample_records import SAMPLE_SERVICE_ID
 
 TEST_CONFIG = {
     "OAI_HARVESTER_SAMPLE_TARGET": True,

@@ -146,7 +146,7 @@ def test_transformers_import_nothing_of_the_engine() -> None:
 
 def test_no_long_modules() -> None:
     """No module over MAX_LINES lines, whatever its docstring says; only the test support
-    (``testing/``: corpus, provider, demo) is exempt."""
+    (``testing/``: the bundled provider and its corpus) is exempt."""
     long_modules = [
         f"{name} ({lines} lines)"
         for name, path in _modules().items()

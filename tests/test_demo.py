@@ -12,7 +12,7 @@ import pytest
 
 def run_demo(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "oarepo_oaipmh_harvester.testing.demo", *args],
+        [sys.executable, "-m", "oaiharvest_test_support.demo", *args],
         capture_output=True,
         text=True,
         timeout=600,

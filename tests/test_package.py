@@ -1,4 +1,5 @@
-"""The package's shape: production modules never import the test support."""
+"""The package's shape: production modules never import the test support, and the wheel holds
+of it only what a site may use to test its own setup (the provider and its corpus)."""
 
 from __future__ import annotations
 
@@ -30,14 +31,15 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
+TEST_SUPPORT = ("oarepo_oaipmh_harvester.testing", "oaiharvest_test_support")
+
+
 def test_production_code_never_imports_the_test_support():
     offenders = {}
     for path in PACKAGE.rglob("*.py"):
         if "testing" in path.relative_to(PACKAGE).parts:
             continue
-        testing = {
-            name for name in _imports(path) if name.startswith("oarepo_oaipmh_harvester.testing")
-        }
+        testing = {name for name in _imports(path) if name.startswith(TEST_SUPPORT)}
         if testing:
             offenders[str(path.relative_to(PACKAGE))] = sorted(testing)
     assert offenders == {}
@@ -46,22 +48,37 @@ def test_production_code_never_imports_the_test_support():
 def test_the_check_sees_a_relative_import_of_the_test_support(tmp_path):
     # The rule above must be able to fail: ext.py once registered testing.sample_records.
     fake = PACKAGE / "_fake_for_test.py"
-    fake.write_text("from .testing.sample_records import ext\n")
+    fake.write_text("from .testing.provider import OAIPMHProvider\n")
     try:
-        assert "oarepo_oaipmh_harvester.testing.sample_records" in _imports(fake)
+        assert "oarepo_oaipmh_harvester.testing.provider" in _imports(fake)
     finally:
         fake.unlink()
+
+
+def test_the_wheel_holds_only_the_provider_and_its_corpus_of_the_test_support():
+    """The demo, the panel, the RDM bootstrap, the Celery apps and the sample target live in
+    the test-support distribution (tests/support), never on a site."""
+    shipped = {
+        str(path.relative_to(PACKAGE / "testing"))
+        for path in (PACKAGE / "testing").rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+    assert shipped == {"__init__.py", "corpus.py", "provider.py"}
+    assert all(
+        not name.startswith(("oaiharvest_test_support", "flask", "invenio"))
+        for module in ("corpus.py", "provider.py")
+        for name in _imports(PACKAGE / "testing" / module)
+    )
 
 
 DRAFT_PACKAGES = ("invenio_rdm_records", "invenio_drafts_resources")
 
 
 def _rdm_modules() -> set[Path]:
-    """The modules that exist for InvenioRDM: the drafts adapter, the RDM transformers and
-    the RDM bootstrap of tests, demo and benchmark (each imports RDM only when used)."""
+    """The modules that exist for InvenioRDM: the drafts adapter and the RDM transformers
+    (each imports RDM only when used)."""
     return {
         PACKAGE / "harvest" / "targets" / "drafts.py",
-        PACKAGE / "testing" / "rdm.py",
         *(PACKAGE / "transformers" / "rdm").rglob("*.py"),
     }
 

@@ -17,9 +17,7 @@ from pathlib import Path
 
 import pytest
 from invenio_app.config import APP_DEFAULT_SECURE_HEADERS as DEFAULT_SECURE_HEADERS
-
-from oarepo_oaipmh_harvester.testing.corpus import Corpus
-from oarepo_oaipmh_harvester.testing.panel import (
+from oaiharvest_test_support.panel import (
     DEFAULT_INSTANCE,
     PanelSettings,
     ServedPanel,
@@ -27,6 +25,8 @@ from oarepo_oaipmh_harvester.testing.panel import (
     free_port,
     prepare_instance,
 )
+
+from oarepo_oaipmh_harvester.testing.corpus import Corpus
 from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
 
 from .journey import Browser

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-
-from oarepo_oaipmh_harvester.testing.panel import ADMIN_EMAIL, ADMIN_PASSWORD
+from oaiharvest_test_support.panel import ADMIN_EMAIL, ADMIN_PASSWORD
 
 from .journey import Browser, wait_until
 

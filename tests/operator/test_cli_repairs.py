@@ -26,12 +26,12 @@ from invenio_jobs.models import Run
 from invenio_search import current_search_client
 from invenio_search.proxies import current_search
 from invenio_search.utils import build_alias_name
+from oaiharvest_test_support.sample_records.records import SampleRecord
 
 from oarepo_oaipmh_harvester.cli import oai
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord, OAIHarvester
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
-from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecord
 from oarepo_oaipmh_harvester.transformers import DublinCoreTransformer
 
 SAMPLE_INDEX = "oaisamplerecords"

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 from invenio_records_resources.services import ExternalLink
+from oaiharvest_test_support.sample_records.service import SampleServiceConfig
 from operator_helpers import path_of, track
-
-from oarepo_oaipmh_harvester.testing.sample_records.service import SampleServiceConfig
 
 API = "/api/oai-harvest/records"
 

@@ -1,6 +1,6 @@
 """An InvenioRDM records service (invenio-rdm-records 32 or 36) as the harvest target.
 
-Booted like rdm-records' own tests (``oarepo_oaipmh_harvester.testing.rdm``, shared with the
+Booted like rdm-records' own tests (``oaiharvest_test_support.rdm``, shared with the
 demo and the benchmark): its config where the app needs it, stand-in UI endpoints for the
 links of published records, a few real vocabulary entries of each type, a default files
 location, on the session's real OpenSearch node. Without the ``rdm`` extra every test module here skips
@@ -25,7 +25,7 @@ TRANSFORMER = "rdm_minimal"
 
 @pytest.fixture(scope="module")
 def app_config(app_config):
-    from oarepo_oaipmh_harvester.testing.rdm import rdm_config
+    from oaiharvest_test_support.rdm import rdm_config
 
     app_config.update(rdm_config(external_dois=False))
     app_config["OAI_HARVESTER_TRANSFORMERS"] = {TRANSFORMER: MinimalRDMTransformer}
@@ -34,7 +34,7 @@ def app_config(app_config):
 
 @pytest.fixture(scope="module")
 def extra_entry_points():
-    from oarepo_oaipmh_harvester.testing.rdm import ui_blueprint_entry_points
+    from oaiharvest_test_support.rdm import ui_blueprint_entry_points
 
     return {"invenio_base.blueprints": ui_blueprint_entry_points()}
 
@@ -47,14 +47,14 @@ def create_app(instance_path, entry_points):
 @pytest.fixture(scope="module")
 def rdm_vocabularies(app):
     """Real InvenioRDM vocabulary entries (rdm-records' fixture files), a few of each."""
-    from oarepo_oaipmh_harvester.testing.rdm import load_vocabularies
+    from oaiharvest_test_support.rdm import load_vocabularies
 
     load_vocabularies()
 
 
 @pytest.fixture(scope="module")
 def rdm_location(database):
-    from oarepo_oaipmh_harvester.testing.rdm import create_default_location
+    from oaiharvest_test_support.rdm import create_default_location
 
     return create_default_location()
 

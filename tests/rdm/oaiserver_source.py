@@ -313,9 +313,8 @@ def source_config(settings: Mapping[str, Any]) -> dict[str, Any]:
     """The source app's configuration: RDM's own where it publishes, invenio-app-rdm's OAI
     server settings (given here, for an app without invenio-app-rdm), and the test departures."""
     from invenio_rdm_records.proxies import current_rdm_records_service
+    from oaiharvest_test_support.rdm import rdm_config
     from werkzeug.local import LocalProxy
-
-    from oarepo_oaipmh_harvester.testing.rdm import rdm_config
 
     config = rdm_config(external_dois=True)
     config.update(
@@ -468,8 +467,7 @@ class _Source:
         from flask import got_request_exception
         from invenio_app.factory import create_app
         from invenio_db import db
-
-        from oarepo_oaipmh_harvester.testing.rdm import (
+        from oaiharvest_test_support.rdm import (
             app_rdm_installed,
             create_default_location,
             create_records_ui_blueprint,

@@ -263,7 +263,7 @@ def app_config(app_config):
     """External DOIs on (RDM drops the doi scheme unless DataCite or Crossref is enabled);
     the transformer registered by configuration too (a venv's entry points may be another
     worktree's), and a site's chain with options."""
-    from oarepo_oaipmh_harvester.testing.rdm import rdm_config
+    from oaiharvest_test_support.rdm import rdm_config
 
     pids = rdm_config(external_dois=True)["RDM_PERSISTENT_IDENTIFIERS"]
     app_config["RDM_PERSISTENT_IDENTIFIERS"] = pids
@@ -297,8 +297,7 @@ def contributed_vocabularies(rdm_vocabularies):
     from invenio_pidstore.errors import PIDAlreadyExists
     from invenio_records_resources.proxies import current_service_registry
     from invenio_search import current_search
-
-    from oarepo_oaipmh_harvester.testing.rdm import fixture_entries
+    from oaiharvest_test_support.rdm import fixture_entries
 
     entries = {
         "affiliations": fixture_entries("affiliations", ["01ggx4157"], "affiliations_ror.yaml"),

@@ -113,7 +113,7 @@ def app_config(app_config):
     """External DOIs on (RDM drops the doi scheme unless DataCite or Crossref is enabled);
     the transformer registered by configuration (this venv's entry points are another
     worktree's)."""
-    from oarepo_oaipmh_harvester.testing.rdm import rdm_config
+    from oaiharvest_test_support.rdm import rdm_config
 
     pids = rdm_config(external_dois=True)["RDM_PERSISTENT_IDENTIFIERS"]
     app_config["RDM_PERSISTENT_IDENTIFIERS"] = pids

@@ -47,7 +47,7 @@ class DoiTransformer(MinimalRDMTransformer):
 
 @pytest.fixture(scope="module")
 def app_config(app_config):
-    from oarepo_oaipmh_harvester.testing.rdm import rdm_config
+    from oaiharvest_test_support.rdm import rdm_config
 
     app_config["RDM_PERSISTENT_IDENTIFIERS"] = rdm_config(external_dois=True)[
         "RDM_PERSISTENT_IDENTIFIERS"

@@ -33,7 +33,7 @@ from .oaiserver_source import OAIServerSource
 def app_config(app_config):
     """External DOIs on, as in the source (RDM drops the doi scheme otherwise); the
     transformers by configuration (a venv's entry points may be another worktree's)."""
-    from oarepo_oaipmh_harvester.testing.rdm import rdm_config
+    from oaiharvest_test_support.rdm import rdm_config
 
     app_config["RDM_PERSISTENT_IDENTIFIERS"] = rdm_config(external_dois=True)[
         "RDM_PERSISTENT_IDENTIFIERS"

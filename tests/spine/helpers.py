@@ -10,10 +10,10 @@ import sqlalchemy as sa
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_search.proxies import current_search
+from oaiharvest_test_support.sample_records.records import SampleRecord
 
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
-from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecord
 
 
 def tracking(harvester_id: str = "test") -> dict[str, OAIHarvestedRecord]:

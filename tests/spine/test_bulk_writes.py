@@ -11,9 +11,8 @@ from factories import make_harvester, run_harvest
 from invenio_db import db
 from invenio_records_permissions.generators import Disable
 from invenio_records_resources.services.records.components import ServiceComponent
-
-from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecordMetadata
-from oarepo_oaipmh_harvester.testing.sample_records.service import SamplePermissionPolicy
+from oaiharvest_test_support.sample_records.records import SampleRecordMetadata
+from oaiharvest_test_support.sample_records.service import SamplePermissionPolicy
 
 from .helpers import (
     counted_search_requests,

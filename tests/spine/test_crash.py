@@ -9,12 +9,12 @@ import pytest
 from factories import make_harvester, run_harvest, wait_until
 from invenio_access.permissions import system_identity
 from invenio_db import db
+from oaiharvest_test_support.sample_records.records import SampleRecordMetadata
+from oaiharvest_test_support.workers import invenio_environment
 from search_node import empty_search_indices
 
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord, OAIHarvester
 from oarepo_oaipmh_harvester.proxies import current_harvester_service
-from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecordMetadata
-from oarepo_oaipmh_harvester.testing.workers import invenio_environment
 
 from .helpers import expected_titles, indexed_total, live_local_count, local_titles
 

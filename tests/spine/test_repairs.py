@@ -13,6 +13,7 @@ from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_jobs.models import Run
 from invenio_search.proxies import current_search
+from oaiharvest_test_support.sample_records.records import SampleRecord
 
 from oarepo_oaipmh_harvester.harvest.assembly import PurgeNotConfirmed
 from oarepo_oaipmh_harvester.harvest.window import SinceSource
@@ -22,7 +23,6 @@ from oarepo_oaipmh_harvester.proxies import (
     current_harvest_runs_service,
     current_harvested_records_service,
 )
-from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecord
 from oarepo_oaipmh_harvester.transformers import DublinCoreTransformer
 
 from .helpers import local_titles, record_versions, tracking

@@ -16,17 +16,17 @@ from factories import create_job, jobs_of, make_harvester, start_run, wait_until
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_jobs.models import Job, Run, RunStatusEnum
+from oaiharvest_test_support.sample_records.records import SampleRecordMetadata
+from oaiharvest_test_support.workers import (
+    invenio_environment,
+    start_celery_workers,
+    stop_celery_workers,
+)
 from search_node import empty_search_indices
 
 from oarepo_oaipmh_harvester.harvest.fanout import worker_name
 from oarepo_oaipmh_harvester.models import OAIHarvester
 from oarepo_oaipmh_harvester.proxies import current_harvester_service
-from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecordMetadata
-from oarepo_oaipmh_harvester.testing.workers import (
-    invenio_environment,
-    start_celery_workers,
-    stop_celery_workers,
-)
 
 from .helpers import expected_titles, live_local_count, local_titles
 

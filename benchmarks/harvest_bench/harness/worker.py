@@ -94,7 +94,7 @@ class PhaseWorker:
             self.code_config = rdm_target.overrides()
         self.app = create_api(**self.config, **self.code_config)
         if self.params.get("rdm"):
-            from oarepo_oaipmh_harvester.testing.rdm import prepare_app
+            from oaiharvest_test_support.rdm import prepare_app
 
             prepare_app(self.app)
         self.context = self.app.app_context()
@@ -124,7 +124,7 @@ class PhaseWorker:
         list(current_search.delete(ignore=[400, 404]))
         list(current_search.create(ignore_existing=True))
         if self.params.get("rdm"):
-            from oarepo_oaipmh_harvester.testing.rdm import prepare_storage
+            from oaiharvest_test_support.rdm import prepare_storage
 
             prepare_storage()
 
@@ -137,13 +137,12 @@ class PhaseWorker:
     def stored(self) -> dict[str, int]:
         """Live local records in the database and documents in the index."""
         if self.params.get("rdm"):
-            from oarepo_oaipmh_harvester.testing.rdm import count_records
+            from oaiharvest_test_support.rdm import count_records
 
             return count_records()
         from invenio_db import db
         from invenio_search.proxies import current_search, current_search_client
-
-        from oarepo_oaipmh_harvester.testing.sample_records.records import SampleRecordMetadata
+        from oaiharvest_test_support.sample_records.records import SampleRecordMetadata
 
         current_search.flush_and_refresh(INDEX_ALIAS)
         documents = current_search_client.count(index=INDEX_PREFIX + INDEX_ALIAS)["count"]

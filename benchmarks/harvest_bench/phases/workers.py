@@ -27,13 +27,13 @@ def phase_workers(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]
     from invenio_db import db
     from invenio_jobs.models import Job, Run, RunStatusEnum
     from invenio_jobs.tasks import execute_run
-
-    from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
-    from oarepo_oaipmh_harvester.testing.workers import (
+    from oaiharvest_test_support.workers import (
         invenio_environment,
         start_celery_workers,
         stop_celery_workers,
     )
+
+    from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
 
     count = params["worker_processes"]
     rdm = bool(params.get("rdm"))

@@ -33,7 +33,7 @@ def finalize_app(app: Flask) -> None:
     with app.app_context():
         if "oaisamplerecords" not in current_search.aliases:
             current_search.register_mappings(
-                "oaisamplerecords", "oarepo_oaipmh_harvester.testing.sample_records.mappings"
+                "oaisamplerecords", "oaiharvest_test_support.sample_records.mappings"
             )
         if SAMPLE_SERVICE_ID not in current_service_registry._services:
             service = SampleRecordService(SampleServiceConfig.build(app))

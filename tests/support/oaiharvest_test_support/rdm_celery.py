@@ -1,8 +1,8 @@
 """Celery worker app of an InvenioRDM records service outside InvenioRDM (benchmark, tests).
 
-    celery -A oarepo_oaipmh_harvester.testing.rdm_celery worker ...
+    celery -A oaiharvest_test_support.rdm_celery worker ...
 
-`invenio_app.celery` with what ``oarepo_oaipmh_harvester.testing.rdm`` adds: RDM's
+`invenio_app.celery` with what ``oaiharvest_test_support.rdm`` adds: RDM's
 configuration (its values are classes and functions, which INVENIO_* environment variables
 cannot carry), the stand-ins of invenio-app-rdm's UI endpoints and the quiet statistics log.
 Everything else comes from the environment, as for `invenio_app.celery`.

@@ -1,7 +1,7 @@
 """A demo harvest on an embedded default: SQLite, osmem-server and a bundled local provider.
 
-    python -m oarepo_oaipmh_harvester.testing.demo [--records 3000]
-    python -m oarepo_oaipmh_harvester.testing.demo --rdm [--records 40]
+    python -m oaiharvest_test_support.demo [--records 3000]
+    python -m oaiharvest_test_support.demo --rdm [--records 40]
 
 It boots a real Invenio API application, registers a harvester with the same command an
 operator types (`invenio oai harvester create`), runs a first full harvest, changes records
@@ -71,7 +71,7 @@ def build_app(workdir: Path, search_url: str, rdm: bool = False):
 
 
 def change_provider(corpus, rng: random.Random, edits: int, deletions: int, additions: int) -> None:
-    from .corpus import synthetic_metadata
+    from oarepo_oaipmh_harvester.testing.corpus import synthetic_metadata
 
     corpus.advance_clock(hours=1)
     live = sorted(corpus.live_identifiers())
@@ -87,7 +87,7 @@ def change_provider(corpus, rng: random.Random, edits: int, deletions: int, addi
 
 
 def run_cli(app, *args: str) -> float:
-    from .. import cli
+    from oarepo_oaipmh_harvester import cli
 
     runner = app.test_cli_runner()
     _print(f"$ invenio oai {' '.join(args)}")
@@ -135,8 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     from invenio_search.proxies import current_search
     from osmem_server import OsmemServer
 
-    from .corpus import Corpus
-    from .provider import OAIPMHProvider
+    from oarepo_oaipmh_harvester.testing.corpus import Corpus
+    from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
 
     if options.rdm:
         target, transformer, batch_size, count = "records", "oai_dc_rdm", 10, count_rdm_records

@@ -115,8 +115,8 @@ REQUEST_UI_ENDPOINTS = (
 """invenio-app-rdm's request pages that a community inclusion's notification links to."""
 
 UI_BLUEPRINT_ENTRY_POINTS = [
-    "invenio_app_rdm_records = oarepo_oaipmh_harvester.testing.rdm:create_records_ui_blueprint",
-    "invenio_app_rdm_requests = oarepo_oaipmh_harvester.testing.rdm:create_requests_ui_blueprint",
+    "invenio_app_rdm_records = oaiharvest_test_support.rdm:create_records_ui_blueprint",
+    "invenio_app_rdm_requests = oaiharvest_test_support.rdm:create_requests_ui_blueprint",
 ]
 """The stand-ins as entry points of the group ``invenio_base.blueprints``."""
 

@@ -1,6 +1,6 @@
 """A served Invenio instance with built assets: the admin panel as an administrator meets it.
 
-    python -m oarepo_oaipmh_harvester.testing.panel [--port 5000]      (./run.sh panel)
+    python -m oaiharvest_test_support.panel [--port 5000]      (./run.sh panel)
 
 Builds the webpack assets once (``invenio collect``, ``invenio webpack buildall``; about three
 minutes the first time), starts the bundled OAI-PMH provider, osmem-server, the application on
@@ -225,7 +225,7 @@ def prepare_instance(settings: PanelSettings, *, demo_base_url: str | None = Non
     script = f"""
 import sys
 from invenio_app.factory import create_api
-from oarepo_oaipmh_harvester.testing.panel import _prepare_in_app
+from oaiharvest_test_support.panel import _prepare_in_app
 app = create_api()
 with app.app_context():
     _prepare_in_app({ADMIN_EMAIL!r}, {ADMIN_PASSWORD!r}, {demo_base_url!r})
@@ -244,8 +244,8 @@ def _prepare_in_app(email: str, password: str, demo_base_url: str | None) -> Non
     from invenio_search.utils import prefix_index
     from sqlalchemy_utils.functions import create_database, database_exists
 
-    from ..models import OAIHarvester
-    from ..proxies import current_harvester_service
+    from oarepo_oaipmh_harvester.models import OAIHarvester
+    from oarepo_oaipmh_harvester.proxies import current_harvester_service
 
     url = db.engine.url.render_as_string(hide_password=False)
     if not database_exists(url):
@@ -319,7 +319,7 @@ class ServedPanel:
         python = sys.executable
         self._start(
             "app",
-            [python, "-m", "oarepo_oaipmh_harvester.testing.panel", "serve",
+            [python, "-m", "oaiharvest_test_support.panel", "serve",
              "--port", str(self.settings.port)],
         )  # fmt: skip
         self._start(
@@ -404,8 +404,8 @@ def search_server() -> Iterator[tuple[list[dict[str, Any]], bool]]:
 def _main_panel(options: argparse.Namespace) -> int:
     from datetime import UTC, datetime
 
-    from .corpus import Corpus
-    from .provider import OAIPMHProvider
+    from oarepo_oaipmh_harvester.testing.corpus import Corpus
+    from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
 
     corpus = Corpus.generate(options.records, start=datetime(2024, 1, 1, tzinfo=UTC))
     with search_server() as (hosts, osmem), OAIPMHProvider(corpus, page_size=100) as provider:
