@@ -22,7 +22,7 @@ install() {
     fi
     "$VENV/bin/python" -m pip install --quiet --upgrade pip wheel
     # rdm: InvenioRDM as a harvest target (tests/rdm); the plain-service path does not need it.
-    "$VENV/bin/python" -m pip install --quiet -e ".[tests,benchmark,rdm]"
+    "$VENV/bin/python" -m pip install --quiet -e ".[tests,benchmark,rdm,docs]"
     # Test and demo support: the sample target, the theme.config of the built admin panel.
     "$VENV/bin/python" -m pip install --quiet -e tests/support
 }
@@ -66,6 +66,7 @@ case "$command" in
         .ci/services.sh
         export SQLALCHEMY_DATABASE_URI="${SQLALCHEMY_DATABASE_URI:-postgresql+psycopg2://postgres@127.0.0.1:5432/oaiharvest_test}"
         "$VENV/bin/ruff" check --quiet .
+        "$VENV/bin/sphinx-build" -W --keep-going -q -b html docs docs/_build/html
         exec "$VENV/bin/python" -m pytest tests -q "$@"
         ;;
     services)
