@@ -9,7 +9,7 @@ OAI_HARVESTER_DEFAULT_TRANSFORMER = "oai_dc"
 OAI_HARVESTER_TRANSFORMERS = {}
 """Extra transformers, ``{name: "module:Class"}`` or ``{name: class}``, a transformer with
 options ``{name: {"transformer": ..., "options": {...}}}`` or a chain ``{name: {"chain": [...]}}``
-(README, "Options and chains"); they win over entry points."""
+(docs/transformers.rst, "Options and chains"); they win over entry points."""
 
 OAI_HARVESTER_RDM_DEFAULT_RESOURCE_TYPE = "publication"
 """The InvenioRDM transformers' resource type (an id of the ``resourcetypes`` vocabulary) for a

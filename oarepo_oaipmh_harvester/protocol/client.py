@@ -293,7 +293,7 @@ class OAIClient:
                 "forbidden characters",
                 "The provider sends characters that XML forbids (control characters, or "
                 "bytes that are not its encoding); they were taken out, and the records they "
-                "were in carry an error saying so.",
+                "were in carry a warning saying so.",
             )
         return OAIPage(raw, params, document)
 
