@@ -156,7 +156,8 @@ class HarvesterSchema(Schema):
     invalid_drafts = _policy("invalid_drafts")
     doi_conflicts = _policy("doi_conflicts")
     set_communities = SetCommunities(load_default=None, allow_none=True)
-    active = fields.Boolean(load_default=True)
+    # The panel's create form starts from metadata["default"] (else a checkbox starts unticked).
+    active = fields.Boolean(load_default=True, metadata={"default": True})
     # The provider's credentials: written, never shown (`credentials` says what is set).
     auth = fields.Nested(AuthSchema, load_only=True, allow_none=True)
     # The panel's form has no widget for a nested object: it sends these two instead.

@@ -89,7 +89,11 @@ class Browser:
         for status, pattern in self._expected:
             if response.status == status and pattern.search(response.url):
                 return
-        self.problems.append(f"HTTP {response.status} {response.request.method} {response.url}")
+        request = response.request
+        self.problems.append(
+            f"HTTP {response.status} {request.method} {response.url}"
+            f" ({request.resource_type} of {response.frame.url})"
+        )
 
     @contextmanager
     def step(self, name: str, *, expect: list[tuple[int, str]] = ()) -> Iterator[Page]:

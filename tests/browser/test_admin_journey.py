@@ -167,6 +167,8 @@ def test_admin_journey(
         created = browser.api("GET", "/api/oai-harvest/harvesters/journey").json()
         assert created["setspecs"] == ["phys", "math"]
         assert len(created["harvest_managers"]) == 1 and created["request_delay"] == 0
+        # The form's Active checkbox starts ticked: a new harvester is not paused unasked.
+        assert created["active"] is True
 
     with browser.step("edit"):
         browser.goto("/administration/oai-harvesters/journey/edit")
@@ -185,6 +187,45 @@ def test_admin_journey(
         assert edited["owner"] == edited["harvest_managers"][0]
         assert (edited["local_drafts"], edited["invalid_drafts"]) == ("local-wins", "keep")
         assert (edited["doi_conflicts"], edited["target_adapter"]) == ("fail", "auto")
+        assert edited["active"] is True
+
+    # -- the provider's credentials: written in the form, never shown again -----------------
+    with browser.step("edit-credentials"):
+        browser.goto("/administration/oai-harvesters/journey/edit")
+        page.locator("[name='auth_username']").first.wait_for()
+        browser.fill("auth_username", "journey-user")
+        browser.fill("auth_password", "journey-password-x1")
+        browser.fill("headers", "X-Api-Key: journey-token-x2")
+        page.get_by_role("button", name="Save").click()
+        page.wait_for_url(LIST_PAGE)
+        credentials = browser.api("GET", "/api/oai-harvest/harvesters/journey").json()
+        assert credentials["credentials"] == {"auth": "set", "headers": {"X-Api-Key": "set"}}
+        for path in (
+            "/administration/oai-harvesters/journey",
+            "/administration/oai-harvesters/journey/edit",
+        ):
+            browser.goto(path)
+            page.locator("form, #oai-harvester-operations").first.wait_for()
+            content = page.content()
+            assert "journey-password-x1" not in content and "journey-token-x2" not in content
+        # An edit that leaves them empty keeps them.
+        browser.goto("/administration/oai-harvesters/journey/edit")
+        page.locator("[name='name']").first.wait_for()
+        page.get_by_role("button", name="Save").click()
+        page.wait_for_url(LIST_PAGE)
+        kept = browser.api("GET", "/api/oai-harvest/harvesters/journey").json()["credentials"]
+        assert kept["auth"] == "set"
+
+    with browser.step(
+        "edit-set-communities-refused", expect=[(400, r"/api/oai-harvest/harvesters/journey")]
+    ):
+        browser.goto("/administration/oai-harvesters/journey/edit")
+        page.locator("[name='set_communities']").first.wait_for()
+        browser.fill("set_communities", "phys = physics")
+        page.get_by_role("button", name="Save").click()
+        wait_until(lambda: browser.error_of("set_communities"), timeout=15)
+        # The sample target is no InvenioRDM: no communities there.
+        assert "draft-enabled target" in browser.error_of("set_communities")
 
     # -- run now: full, since, identifiers, reconcile only ----------------------------------
     with browser.step("run-now-full"):
@@ -443,6 +484,60 @@ def test_admin_journey(
         browser.goto("/administration/oai-harvesters/journey")
         first_run = page.locator("#oai-harvester-runs tbody tr").first.inner_text()
         assert "Purge" in first_run and "SUCCESS" in first_run, first_run
+
+    # -- pause a harvester; the run-all job runs the active ones -------------------------------
+    # The Jobs list asks for /administration/undefined once, as in "schedule-job" above
+    # (invenio-jobs' links.self_admin_html, which its API app cannot build).
+    with browser.step("pause-and-run-all", expect=[(404, r"/administration/undefined$")]):
+        browser.api(
+            "POST",
+            "/api/oai-harvest/harvesters?check=false",
+            data={
+                "id": "paused",
+                "name": "Paused one",
+                "base_url": provider,
+                "metadata_prefix": "oai_dc",
+                "target": "oai-sample-records",
+            },
+            headers={"Content-Type": "application/json"},
+        )
+        browser.goto("/administration/oai-harvesters/paused/edit")
+        page.locator("form .field:has([name='active']) .checkbox").first.click()  # untick
+        page.get_by_role("button", name="Save").click()
+        page.wait_for_url(LIST_PAGE)
+        assert browser.api("GET", "/api/oai-harvest/harvesters/paused").json()["active"] is False
+        created = browser.api(
+            "POST",
+            "/api/jobs",
+            data={"title": "Every harvester", "task": "harvest_oaipmh_all", "active": True},
+            headers={"Content-Type": "application/json"},
+        ).json()
+        browser.goto("/administration/jobs")
+        page.locator("tr", has_text="Every harvester").first.wait_for()
+        all_runs_before = len(runs_of(browser, "journey"))
+        journey = browser.api("GET", "/api/oai-harvest/harvesters/journey").json()
+        assert journey["active"] is True, "the edits above paused the journey harvester"
+        run = browser.api(
+            "POST",
+            f"/api/jobs/{created['id']}/runs",
+            data={"title": "Run all now"},
+            headers={"Content-Type": "application/json"},
+        ).json()
+
+        def run_all_finished():
+            found = browser.api("GET", f"/api/jobs/{created['id']}/runs/{run['id']}").json()
+            return found if found["status"] not in ("QUEUED", "RUNNING") else None
+
+        ended = wait_until(run_all_finished, timeout=120)
+        # The preview step left a record the target refuses: the journey harvester's run is
+        # partial, and so is the run of all (one harvester did not fully succeed).
+        assert ended["status"] == "PARTIAL_SUCCESS", ended["message"]
+        assert ended["message"].startswith("Ran 1 harvester: journey: PARTIAL_SUCCESS")
+        assert "refused-in-preview" in ended["message"]
+        assert len(runs_of(browser, "journey")) == all_runs_before + 1
+        assert runs_of(browser, "paused") == []
+        browser.goto(f"/administration/runs/{run['id']}")
+        page.get_by_text("journey: PARTIAL_SUCCESS").first.wait_for()
 
     # -- delete -------------------------------------------------------------------------------
     with browser.step("delete"):
