@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("invenio_rdm_records")
 
-from factories import make_harvester, run_harvest
+from factories import harvester_data, make_harvester, run_harvest
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_rdm_records.records.api import RDMRecord
@@ -397,3 +397,63 @@ def test_a_record_deleted_by_a_curator_is_reported_not_resurrected(rdm, provider
         rdm.read(system_identity, pid)
     current_search.flush_and_refresh(RDMRecord.index._name)
     assert pid not in {hit["id"] for hit in rdm.search(system_identity).hits}
+
+
+def test_sets_into_communities_and_pausing_on_every_surface(
+    app, client, rdm, provider, community, owner, tmp_path
+):
+    """REST, the command line and fixtures set the set-to-community mapping and `active`,
+    and each refuses a community that does not exist, naming the field."""
+    from invenio_access.models import ActionUsers
+    from invenio_access.permissions import superuser_access
+    from invenio_accounts.testutils import login_user_via_session
+
+    from oarepo_oaipmh_harvester.cli import oai
+    from oarepo_oaipmh_harvester.fixtures import load_harvesters
+
+    db.session.add(ActionUsers.allow(superuser_access, user=owner.user))
+    db.session.commit()
+    login_user_via_session(client, email=owner.email)
+    # The API application of this module: its routes have no /api prefix.
+    body = harvester_data(
+        "rest", provider.base_url, target=RDM_TARGET, transformer=TRANSFORMER,
+        set_communities={"phys": "harvested"}, active=False,
+    )  # fmt: skip
+    res = client.post("/oai-harvest/harvesters?check=false", json=body)
+    assert res.status_code == 201, res.json
+    assert (res.json["set_communities"], res.json["active"]) == ({"phys": "harvested"}, False)
+    res = client.put(
+        "/oai-harvest/harvesters/rest?check=false",
+        json={**body, "set_communities": {"math": "nowhere"}, "active": True},
+    )
+    assert res.status_code == 400
+    assert [e["field"] for e in res.json["errors"]] == ["set_communities"]
+    assert "math: No community 'nowhere'" in str(res.json["errors"])
+
+    runner = app.test_cli_runner()
+    common = ["--base-url", provider.base_url, "--metadata-prefix", "oai_dc", "--no-check"]
+    result = runner.invoke(
+        oai,
+        ["harvester", "create", "--id", "cli", "--name", "CLI", *common,
+         "--target", RDM_TARGET, "--transformer", TRANSFORMER,
+         "--set-community", "phys = harvested", "--set-community", "math = harvested",
+         "--paused"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    item = current_harvester_service.read(system_identity, "cli").data
+    assert item["set_communities"] == {"phys": "harvested", "math": "harvested"}
+    assert item["active"] is False
+    result = runner.invoke(oai, ["harvester", "update", "cli", "--set-community", "x = nowhere"])
+    assert result.exit_code != 0 and "--set-community" in result.output, result.output
+    assert "No community 'nowhere'" in result.output
+
+    fixture = tmp_path / "oai_harvesters.yaml"
+    fixture.write_text(
+        f"- id: fixture\n  name: Fixture\n  base_url: {provider.base_url}\n"
+        f"  metadata_prefix: oai_dc\n  target: {RDM_TARGET}\n  transformer: {TRANSFORMER}\n"
+        "  active: false\n  set_communities:\n    phys: harvested\n"
+    )
+    result = load_harvesters(fixture, check=False)
+    assert not result.errors, result.errors
+    item = current_harvester_service.read(system_identity, "fixture").data
+    assert (item["set_communities"], item["active"]) == ({"phys": "harvested"}, False)
