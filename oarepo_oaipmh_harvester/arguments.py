@@ -89,6 +89,12 @@ def max_run_identifiers() -> int:
     return current_app.config["OAI_HARVESTER_MAX_RUN_IDENTIFIERS"]
 
 
+def flag(description: str, **metadata: Any) -> fields.Boolean:
+    """A yes-or-no argument, no unless given; `metadata` adds to its description (a form's
+    ``title``, say)."""
+    return fields.Boolean(load_default=False, metadata={**metadata, "description": description})
+
+
 class RunArgumentsSchema(Schema):
     """What may be asked of one run; everything optional (a plain run is incremental)."""
 
@@ -110,10 +116,7 @@ class RunArgumentsSchema(Schema):
             )
         },
     )
-    full = fields.Boolean(
-        load_default=False,
-        metadata={"description": _("Harvest everything, ignoring `since` and the watermark.")},
-    )
+    full = flag(_("Harvest everything, ignoring `since` and the watermark."))
     identifiers = PlainList(
         fields.String(validate=[validate.Length(min=1, max=1024), StorableText()]),
         separators=WHITESPACE,
@@ -132,66 +135,34 @@ class RunArgumentsSchema(Schema):
             ),
         },
     )
-    reconcile_only = fields.Boolean(
-        load_default=False,
-        metadata={
-            "description": _(
-                "List identifiers only and delete local records the provider no longer has."
-            )
-        },
+    reconcile_only = flag(
+        _("List identifiers only and delete local records the provider no longer has.")
     )
-    reindex = fields.Boolean(
-        load_default=False,
-        metadata={
-            "description": _(
-                "Send every local record of this harvester to the search index again "
-                "(no request to the provider)."
-            )
-        },
+    reindex = flag(
+        _(
+            "Send every local record of this harvester to the search index again "
+            "(no request to the provider)."
+        )
     )
-    rewrite = fields.Boolean(
-        load_default=False,
-        metadata={
-            "description": _(
-                "Transform every tracked record again from its stored XML and write those "
-                "whose result differs from the local record (no request to the provider); "
-                "with identifiers: only those."
-            )
-        },
+    rewrite = flag(
+        _(
+            "Transform every tracked record again from its stored XML and write those "
+            "whose result differs from the local record (no request to the provider); "
+            "with identifiers: only those."
+        )
     )
-    errors_only = fields.Boolean(
-        load_default=False,
-        metadata={"description": _("With rewrite: only the records whose last attempt failed.")},
+    errors_only = flag(_("With rewrite: only the records whose last attempt failed."))
+    force = flag(_("Write the records the provider lists even where it did not change them."))
+    retry_errors = flag(
+        _("Ask the provider again (GetRecord) for every record whose last attempt failed.")
     )
-    force = fields.Boolean(
-        load_default=False,
-        metadata={
-            "description": _(
-                "Write the records the provider lists even where it did not change them."
-            )
-        },
+    purge = flag(
+        _(
+            "Delete every local record that this harvester created (type its id in "
+            "confirm). The records are harvested again by the next run."
+        )
     )
-    retry_errors = fields.Boolean(
-        load_default=False,
-        metadata={
-            "description": _(
-                "Ask the provider again (GetRecord) for every record whose last attempt failed."
-            )
-        },
-    )
-    purge = fields.Boolean(
-        load_default=False,
-        metadata={
-            "description": _(
-                "Delete every local record that this harvester created (type its id in "
-                "confirm). The records are harvested again by the next run."
-            )
-        },
-    )
-    forget = fields.Boolean(
-        load_default=False,
-        metadata={"description": _("With purge: forget the tracked records too.")},
-    )
+    forget = flag(_("With purge: forget the tracked records too."))
     confirm = fields.String(
         load_default=None,
         allow_none=True,

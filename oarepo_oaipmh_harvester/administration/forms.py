@@ -12,6 +12,7 @@ from invenio_db import db
 from invenio_i18n import lazy_gettext as _
 from marshmallow import Schema, fields
 
+from ..arguments import flag
 from ..harvest.assembly import current_settings
 from ..harvest.targets.options import POLICY_FIELDS
 from ..proxies import current_oai_harvester
@@ -96,15 +97,12 @@ class PurgeFormSchema(Schema):
             ),
         },
     )
-    forget = fields.Boolean(
-        load_default=False,
-        metadata={
-            "title": _("Forget the tracked records too"),
-            "description": _(
-                "Also delete what the harvester knows of each OAI identifier (datestamp, "
-                "stored XML, errors). Unticked, that stays, marked purged."
-            ),
-        },
+    forget = flag(
+        _(
+            "Also delete what the harvester knows of each OAI identifier (datestamp, "
+            "stored XML, errors). Unticked, that stays, marked purged."
+        ),
+        title=_("Forget the tracked records too"),
     )
 
 

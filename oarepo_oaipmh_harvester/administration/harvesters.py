@@ -25,6 +25,7 @@ from ..proxies import (
 )
 from ..services.errors import HarvesterNotFound
 from .compat import ApiEndpointByName
+from .field_lists import field_list
 from .forms import DETAIL_ACTIONS, RUN_ACTION, harvester_form_fields, in_form_order
 
 EXTENSION_NAME = "oarepo-oaipmh-harvester"
@@ -77,14 +78,14 @@ class HarvesterListView(HarvesterAdminMixin, AdminResourceListView):
     search_sort_config_name = "OAI_HARVESTER_ADMIN_HARVESTERS_SORT_OPTIONS"
     search_facets_config_name = None
 
-    item_field_list = {
-        "id": {"text": _("Id"), "order": 1, "width": 2},
-        "name": {"text": _("Name"), "order": 2, "width": 3},
-        "base_url": {"text": _("Provider"), "order": 3, "width": 4},
-        "target": {"text": _("Target"), "order": 4, "width": 2},
-        "last_run.status": {"text": _("Last run"), "order": 5, "width": 2},
-        "updated": {"text": _("Updated"), "order": 6, "width": 2},
-    }
+    item_field_list = field_list(
+        ("id", _("Id"), 2),
+        ("name", _("Name"), 3),
+        ("base_url", _("Provider"), 4),
+        ("target", _("Target"), 2),
+        ("last_run.status", _("Last run"), 2),
+        ("updated", _("Updated"), 2),
+    )
     actions = RUN_ACTION
 
 
@@ -100,28 +101,28 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
     display_delete = True
     last_runs = 10
 
-    item_field_list = {
-        "id": {"text": _("Id"), "order": 1},
-        "name": {"text": _("Name"), "order": 2},
-        "comment": {"text": _("Comment"), "order": 3},
-        "base_url": {"text": _("Provider endpoint"), "order": 4},
-        "metadata_prefix": {"text": _("Metadata prefix"), "order": 5},
-        "setspecs_text": {"text": _("Sets"), "order": 6},
-        "target": {"text": _("Target service"), "order": 7},
-        "transformer": {"text": _("Transformer"), "order": 8},
-        "batch_size": {"text": _("Batch size"), "order": 9},
-        "request_delay": {"text": _("Pause between requests (s)"), "order": 9.5},
-        "harvest_managers_text": {"text": _("Harvest managers"), "order": 10},
-        "owner_text": {"text": _("Owner of the records"), "order": 10.1},
-        "community": {"text": _("Community"), "order": 10.2},
-        "target_adapter": {"text": _("Written through"), "order": 10.3},
-        "local_drafts": {"text": _("Open local drafts"), "order": 10.4},
-        "invalid_drafts": {"text": _("Invalid drafts"), "order": 10.5},
-        "doi_conflicts": {"text": _("DOI held by another record"), "order": 10.6},
-        "watermark": {"text": _("Watermark (provider time)"), "order": 11},
-        "created": {"text": _("Created"), "order": 12},
-        "updated": {"text": _("Updated"), "order": 13},
-    }
+    item_field_list = field_list(
+        ("id", _("Id")),
+        ("name", _("Name")),
+        ("comment", _("Comment")),
+        ("base_url", _("Provider endpoint")),
+        ("metadata_prefix", _("Metadata prefix")),
+        ("setspecs_text", _("Sets")),
+        ("target", _("Target service")),
+        ("transformer", _("Transformer")),
+        ("batch_size", _("Batch size")),
+        ("request_delay", _("Pause between requests (s)")),
+        ("harvest_managers_text", _("Harvest managers")),
+        ("owner_text", _("Owner of the records")),
+        ("community", _("Community")),
+        ("target_adapter", _("Written through")),
+        ("local_drafts", _("Open local drafts")),
+        ("invalid_drafts", _("Invalid drafts")),
+        ("doi_conflicts", _("DOI held by another record")),
+        ("watermark", _("Watermark (provider time)")),
+        ("created", _("Created")),
+        ("updated", _("Updated")),
+    )
     actions = DETAIL_ACTIONS
 
     def get_context(self, pid_value: str | None = None) -> dict[str, Any]:

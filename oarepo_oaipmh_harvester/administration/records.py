@@ -14,6 +14,7 @@ from lxml import etree
 from ..proxies import current_harvested_records_service
 from ..services.errors import HarvestedRecordNotFound
 from .compat import ApiEndpointByName
+from .field_lists import field_list
 from .harvesters import CATEGORY, EXTENSION_NAME
 
 REHARVEST_ACTION = {
@@ -58,15 +59,15 @@ class HarvestedRecordListView(HarvestedRecordAdminMixin, AdminResourceListView):
     search_sort_config_name = "OAI_HARVESTER_ADMIN_RECORDS_SORT_OPTIONS"
     search_facets_config_name = "OAI_HARVESTER_ADMIN_RECORDS_FACETS"
 
-    item_field_list = {
-        "oai_identifier": {"text": _("OAI identifier"), "order": 1, "width": 4},
-        "harvester": {"text": _("Harvester"), "order": 2, "width": 2},
-        "datestamp": {"text": _("Datestamp"), "order": 3, "width": 2},
-        "state": {"text": _("At the source"), "order": 4, "width": 1},
-        "errors_summary": {"text": _("Errors"), "order": 5, "width": 2},
-        "local_pid": {"text": _("Local record"), "order": 6, "width": 2},
-        "harvested_at": {"text": _("Harvested"), "order": 7, "width": 2},
-    }
+    item_field_list = field_list(
+        ("oai_identifier", _("OAI identifier"), 4),
+        ("harvester", _("Harvester"), 2),
+        ("datestamp", _("Datestamp"), 2),
+        ("state", _("At the source"), 1),
+        ("errors_summary", _("Errors"), 2),
+        ("local_pid", _("Local record"), 2),
+        ("harvested_at", _("Harvested"), 2),
+    )
     actions = REHARVEST_ACTION
 
     def init_search_config(self, **kwargs: Any) -> partial:
@@ -99,16 +100,16 @@ class HarvestedRecordDetailView(HarvestedRecordAdminMixin, AdminResourceDetailVi
     template = "oarepo_oaipmh_harvester/administration/record-details.html"
     resource_name = "oai_identifier"
 
-    item_field_list = {
-        "oai_identifier": {"text": _("OAI identifier"), "order": 1},
-        "harvester": {"text": _("Harvester"), "order": 2},
-        "datestamp": {"text": _("Datestamp"), "order": 3},
-        "state": {"text": _("At the source"), "order": 4},
-        "errors_summary": {"text": _("Errors"), "order": 4.5},
-        "local_pid": {"text": _("Local record"), "order": 5},
-        "harvested_at": {"text": _("Harvested"), "order": 6},
-        "run_id": {"text": _("Run"), "order": 7},
-    }
+    item_field_list = field_list(
+        ("oai_identifier", _("OAI identifier")),
+        ("harvester", _("Harvester")),
+        ("datestamp", _("Datestamp")),
+        ("state", _("At the source")),
+        ("errors_summary", _("Errors")),
+        ("local_pid", _("Local record")),
+        ("harvested_at", _("Harvested")),
+        ("run_id", _("Run")),
+    )
     actions = REHARVEST_ACTION
 
     def get_context(self, pid_value: str | None = None) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 import click
 
@@ -43,6 +44,15 @@ def refusal(error: Exception, what: str) -> str:
 def echo_json(data: object) -> None:
     """One JSON document on stdout (``--json``); progress goes to stderr."""
     click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def switch(*names: str, help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """An option that is off unless given (``--full``)."""
+    return click.option(*names, is_flag=True, help=help)
+
+
+json_output = switch("--json", "as_json", help="One JSON document on stdout.")
+"""``--json``: the command's result as one document (:func:`echo_json`), nothing else."""
 
 
 @click.group()

@@ -12,7 +12,7 @@ from invenio_access.permissions import system_identity
 from ..harvest.targets.options import POLICY_FIELDS
 from ..proxies import current_harvester_service
 from ..services.errors import HarvesterServiceError
-from .groups import echo_json, fail, harvester, refusal
+from .groups import echo_json, fail, harvester, json_output, refusal, switch
 
 HARVESTER_FIELDS = (
     "id", "name", "comment", "base_url", "metadata_prefix", "setspecs", "target", "transformer",
@@ -129,10 +129,9 @@ def _collect(values: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-_no_check_option = click.option(
+_no_check_option = switch(
     "--no-check",
     "no_check",
-    is_flag=True,
     help="Do not ask the provider first (Identify, metadata formats, sets).",
 )
 
@@ -158,10 +157,8 @@ def create_harvester(harvester_id: str, no_check: bool, **values: Any) -> None:
 @harvester.command("update")
 @click.argument("harvester_id")
 @_harvester_options(required=False)
-@click.option("--clear-sets", is_flag=True, help="Harvest the whole repository (no set).")
-@click.option(
-    "--clear-credentials", is_flag=True, help="Forget the provider's user, password and headers."
-)
+@switch("--clear-sets", help="Harvest the whole repository (no set).")
+@switch("--clear-credentials", help="Forget the provider's user, password and headers.")
 @_no_check_option
 @with_appcontext
 def update_harvester(
@@ -197,7 +194,7 @@ def delete_harvester(harvester_id: str) -> None:
 @harvester.command("load")
 @click.argument("path", required=False, type=click.Path(dir_okay=False))
 @_no_check_option
-@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+@json_output
 @with_appcontext
 def load_harvesters(path: str | None, no_check: bool, as_json: bool) -> None:
     """Create and update harvesters from a YAML file.
@@ -238,7 +235,7 @@ def load_harvesters(path: str | None, no_check: bool, as_json: bool) -> None:
 
 
 @harvester.command("list")
-@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+@json_output
 @with_appcontext
 def list_harvesters(as_json: bool) -> None:
     """List the registered harvesters."""

@@ -16,7 +16,7 @@ from invenio_access.permissions import system_identity
 from ..harvest.results import HarvestProgress, RunOutcome
 from ..proxies import current_harvest_runs_service, current_harvester_service
 from ..services.errors import HarvesterServiceError
-from .groups import echo_json, fail, harvester, oai, refusal
+from .groups import echo_json, fail, harvester, json_output, oai, refusal, switch
 
 FAILURES_PRINTED = 10
 """Failed identifiers a command-line harvest prints (the records command lists them all)."""
@@ -61,46 +61,34 @@ class _ProgressPrinter:
     type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%SZ"]),
     help="Harvest changes from this UTC time on (default: the stored watermark).",
 )
-@click.option("--full", is_flag=True, help="Harvest everything.")
+@switch("--full", help="Harvest everything.")
 @click.option(
     "--identifier", "identifiers", multiple=True, help="Only this OAI identifier; repeat."
 )
-@click.option(
+@switch(
     "--reconcile-only",
-    is_flag=True,
     help="List identifiers only and delete local records the provider no longer has.",
 )
-@click.option(
+@switch(
     "--reindex",
-    is_flag=True,
     help="Send every local record of the harvester to the search index again (no provider "
     "request).",
 )
-@click.option(
+@switch(
     "--rewrite",
-    is_flag=True,
     help="Transform the tracked records again from their stored XML and write those whose "
     "result differs (no provider request); with --identifier only those.",
 )
-@click.option("--errors-only", is_flag=True, help="With --rewrite: only records with errors.")
-@click.option(
-    "--force",
-    is_flag=True,
-    help="Write the listed records even where the provider did not change them.",
-)
-@click.option(
-    "--retry-errors",
-    is_flag=True,
-    help="Ask the provider again for every record whose last attempt failed.",
-)
-@click.option(
+@switch("--errors-only", help="With --rewrite: only records with errors.")
+@switch("--force", help="Write the listed records even where the provider did not change them.")
+@switch("--retry-errors", help="Ask the provider again for every record whose last attempt failed.")
+@switch(
     "--dry-run",
-    is_flag=True,
     help="Preview: report what the run would create, update (with field changes), delete and "
     "fail, and commit nothing.",
 )
 @click.option("--limit", type=int, help="With --dry-run: records to examine at most.")
-@click.option("--json", "as_json", is_flag=True, help="With --dry-run: the whole report as JSON.")
+@switch("--json", "as_json", help="With --dry-run: the whole report as JSON.")
 @with_appcontext
 def harvest(
     harvester_id: str,
@@ -197,9 +185,7 @@ def _harvest_here(harvester_id: str, arguments: dict[str, Any], title: str | Non
 
 @harvester.command("purge")
 @click.argument("harvester_id")
-@click.option(
-    "--forget", is_flag=True, help="Forget the tracked records too (else they are marked purged)."
-)
+@switch("--forget", help="Forget the tracked records too (else they are marked purged).")
 @click.option(
     "--confirm",
     help="The harvester's id, to confirm without a prompt (scripts).",
@@ -225,8 +211,8 @@ def purge_harvester(harvester_id: str, forget: bool, confirm: str | None) -> Non
 
 @oai.command("records")
 @click.argument("harvester_id")
-@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
-@click.option("--errors-only", is_flag=True, help="Only records whose last attempt failed.")
+@json_output
+@switch("--errors-only", help="Only records whose last attempt failed.")
 @with_appcontext
 def records(harvester_id: str, as_json: bool, errors_only: bool) -> None:
     """List the records a harvester tracks."""

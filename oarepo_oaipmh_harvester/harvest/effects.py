@@ -14,7 +14,6 @@ from typing import Any, Protocol
 from ..protocol.records import OAIRecord
 from .changes import tracking_key
 from .counts import WriteCounts
-from .diffs import Change
 from .preview import PreviewReport
 from .targets import TargetAdapter
 from .tracking import TrackingStore
@@ -152,18 +151,8 @@ class DryRun:
     def examined(self, count: int = 1) -> None:
         self.report.examined += count
 
-    def note(
-        self,
-        identifier: str,
-        action: str,
-        *,
-        pid: str | None = None,
-        changes: list[Change] | None = None,
-        errors: list[str] | None = None,
-    ) -> None:
-        if action == "create":
-            pid = None  # minted in the rolled-back transaction: the real run mints another
-        self.report.note(identifier, action, pid=pid, changes=changes, errors=errors)
+    def note(self, identifier: str, action: str, **details: Any) -> None:
+        self.report.note(identifier, action, **details)
 
     def image_before(self, target: TargetAdapter, pid: str | None) -> dict[str, Any] | None:
         return target.read(pid) if pid else None

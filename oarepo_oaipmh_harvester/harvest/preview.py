@@ -48,6 +48,8 @@ class PreviewReport:
     ) -> None:
         if len(self.entries) >= self.max_entries:
             return
+        if action == "create":
+            pid = None  # minted in the rolled-back transaction: the real run mints another
         entry: dict[str, Any] = {"identifier": identifier, "action": action, "pid": pid}
         if changes is not None:
             entry["changes"] = changes

@@ -92,7 +92,20 @@ class HarvestedRecordSearchArgsSchema(SearchRequestArgsSchema):
     run = ma.fields.String()
 
 
-class HarvesterResourceConfig(ResourceConfig, ConfiguratorMixin):
+def string_view_args(*names: str) -> dict[str, ma.fields.String]:
+    """The view arguments of a resource's routes: each is a plain string of the URL path."""
+    return {name: ma.fields.String() for name in names}
+
+
+class ApiResourceConfig(ResourceConfig, ConfiguratorMixin):
+    """What both resources answer alike: the panel's media type, and the services' errors."""
+
+    error_handlers = error_handlers
+    response_handlers = response_handlers
+    request_body_parsers = request_body_parsers
+
+
+class HarvesterResourceConfig(ApiResourceConfig):
     """Harvesters and their runs."""
 
     blueprint_name = "oai_harvesters"
@@ -106,19 +119,14 @@ class HarvesterResourceConfig(ResourceConfig, ConfiguratorMixin):
         "runs": "/<harvester_id>/runs",
         "run_item": "/<harvester_id>/runs/<run_id>",
     }
-    request_view_args = {
-        "harvester_id": ma.fields.String(),
-        "run_id": ma.fields.String(),
-    }
+    request_view_args = string_view_args("harvester_id", "run_id")
     request_search_args = SearchRequestArgsSchema
     # ``?check=false`` skips the preflight check of the provider on create and update.
     request_extra_args = {"check": ma.fields.Boolean()}
-    error_handlers = error_handlers
     response_handlers = harvester_response_handlers
-    request_body_parsers = request_body_parsers
 
 
-class HarvestedRecordResourceConfig(ResourceConfig, ConfiguratorMixin):
+class HarvestedRecordResourceConfig(ApiResourceConfig):
     """What the harvesters track of each OAI identifier."""
 
     blueprint_name = "oai_harvested_records"
@@ -129,11 +137,5 @@ class HarvestedRecordResourceConfig(ResourceConfig, ConfiguratorMixin):
         "item": "/<harvester_id>/<path:oai_id>",
         "reharvest": "/<harvester_id>/<path:oai_id>/reharvest",
     }
-    request_view_args = {
-        "harvester_id": ma.fields.String(),
-        "oai_id": ma.fields.String(),
-    }
+    request_view_args = string_view_args("harvester_id", "oai_id")
     request_search_args = HarvestedRecordSearchArgsSchema
-    error_handlers = error_handlers
-    response_handlers = response_handlers
-    request_body_parsers = request_body_parsers

@@ -97,17 +97,27 @@ def _run_vars(obj: Any, vars: dict) -> None:
     )
 
 
-class HarvesterServiceConfig(ServiceConfig, ConfiguratorMixin):
+HARVESTER_PERMISSIONS = FromConfig(
+    "OAI_HARVESTER_PERMISSION_POLICY", default=HarvesterPermissionPolicy, import_string=True
+)
+"""The harvesters' policy, which also rules their runs (a run is an action on its harvester)."""
+
+
+class SQLServiceConfig(ServiceConfig, ConfiguratorMixin):
+    """What the services of SQL rows (:class:`~.base.SQLService`) have in common."""
+
+    result_item_cls = SQLItem
+    result_list_cls = SQLList
+
+
+class HarvesterServiceConfig(SQLServiceConfig):
     """Harvesters."""
 
     service_id = "oai-harvesters"
-    permission_policy_cls = FromConfig(
-        "OAI_HARVESTER_PERMISSION_POLICY", default=HarvesterPermissionPolicy, import_string=True
-    )
+    permission_policy_cls = HARVESTER_PERMISSIONS
     schema = HarvesterSchema
     search = HarvesterSearchOptions
     result_item_cls = HarvesterItem
-    result_list_cls = SQLList
 
     links_item = {
         "self": EndpointLink("oai_harvesters.read", params=["harvester_id"], vars=_harvester_vars),
@@ -141,16 +151,12 @@ class HarvesterServiceConfig(ServiceConfig, ConfiguratorMixin):
     links_search = pagination_endpoint_links("oai_harvesters.search")
 
 
-class HarvestRunServiceConfig(ServiceConfig, ConfiguratorMixin):
+class HarvestRunServiceConfig(SQLServiceConfig):
     """Runs of harvesters (invenio-jobs runs of their jobs); the harvesters' permissions."""
 
     service_id = "oai-harvest-runs"
-    permission_policy_cls = FromConfig(
-        "OAI_HARVESTER_PERMISSION_POLICY", default=HarvesterPermissionPolicy, import_string=True
-    )
+    permission_policy_cls = HARVESTER_PERMISSIONS
     schema = HarvestRunSchema
-    result_item_cls = SQLItem
-    result_list_cls = SQLList
 
     links_item = {
         "self": EndpointLink(
@@ -168,7 +174,7 @@ class HarvestRunServiceConfig(ServiceConfig, ConfiguratorMixin):
     links_search = pagination_endpoint_links("oai_harvesters.search_runs", params=["harvester_id"])
 
 
-class HarvestedRecordServiceConfig(ServiceConfig, ConfiguratorMixin):
+class HarvestedRecordServiceConfig(SQLServiceConfig):
     """Tracking rows of harvested records."""
 
     service_id = "oai-harvested-records"
@@ -180,8 +186,6 @@ class HarvestedRecordServiceConfig(ServiceConfig, ConfiguratorMixin):
     schema = HarvestedRecordSchema
     list_schema = HarvestedRecordListSchema
     search = HarvestedRecordSearchOptions
-    result_item_cls = SQLItem
-    result_list_cls = SQLList
 
     links_item = {
         "self": EndpointLink(

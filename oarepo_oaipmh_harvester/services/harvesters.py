@@ -17,8 +17,7 @@ from invenio_db import db
 from invenio_db.uow import ModelCommitOp, ModelDeleteOp, UnitOfWork, unit_of_work
 from invenio_jobs.models import Run
 from invenio_jobs.proxies import current_jobs
-from invenio_records_resources.services.base import LinksTemplate, Service
-from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
+from invenio_records_resources.services.base import LinksTemplate
 from marshmallow import ValidationError
 
 from .. import credentials
@@ -26,6 +25,7 @@ from ..harvest.lock import HarvesterBusy, exclusive_run, holder_of
 from ..harvest.preflight import PreflightError, check_provider
 from ..models import OAIHarvestedRecord, OAIHarvester
 from .access import HarvesterAccessMixin, flatten_messages, link_args
+from .base import SQLService
 from .errors import HarvesterAlreadyExists, HarvesterInUse, HarvesterValidationError
 from .jobs import (
     RegisterJobTypeOp,
@@ -101,7 +101,7 @@ class HarvesterView:
     last_run: dict[str, Any] | None = None
 
 
-class HarvesterService(HarvesterAccessMixin, Service):
+class HarvesterService(HarvesterAccessMixin, SQLService):
     """Harvesters. Every surface (CLI, REST, administration, fixtures) goes through here.
 
     Harvesters live in SQL only: searches are SQL queries. Results are `HarvesterItem`s
@@ -110,17 +110,8 @@ class HarvesterService(HarvesterAccessMixin, Service):
 
     def __init__(self, config: Any, jobs_registry_getter: Callable[[], Any] | None = None) -> None:
         super().__init__(config)
-        self._schema = ServiceSchemaWrapper(self, schema=config.schema)
         # invenio-jobs' registry is replaced at finalize: look it up on use.
         self._jobs_registry = jobs_registry_getter or (lambda: current_jobs.registry)
-
-    @property
-    def schema(self) -> ServiceSchemaWrapper:
-        return self._schema
-
-    @property
-    def links_item_tpl(self) -> LinksTemplate:
-        return LinksTemplate(self.config.links_item)
 
     # -- projection ------------------------------------------------------------------------
     def _view(self, harvester: OAIHarvester) -> HarvesterView:

@@ -13,12 +13,13 @@ from flask import current_app
 from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_records_resources.proxies import current_service_registry
-from invenio_records_resources.services.base import LinksTemplate, Service
+from invenio_records_resources.services.base import LinksTemplate
 from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
 
 from ..harvest.counts import EXAMPLES_PER_REASON, MAX_REASONS, FailureGroup, failure_reason
 from ..models import OAIHarvestedRecord, OAIHarvester
 from ..text import echoed, is_storable
+from .base import SQLService
 from .errors import HarvestedRecordNotFound, HarvesterNotFound, HarvesterValidationError
 from .results import SQLItem, SQLList, SQLPage
 from .sql import (
@@ -88,7 +89,7 @@ def _values(params: dict[str, Any], name: str) -> list[Any]:
     return [v for v in (value if isinstance(value, list | tuple) else [value]) if v != ""]
 
 
-class HarvestedRecordService(Service):
+class HarvestedRecordService(SQLService):
     """Search and read tracking rows (SQL); re-harvest one record through a run.
 
     Search arguments: ``q`` (words in the OAI identifier or the local pid), ``harvester``
@@ -99,18 +100,9 @@ class HarvestedRecordService(Service):
 
     def __init__(self, config: Any, harvester_service: Any, runs_service: Any) -> None:
         super().__init__(config)
-        self._schema = ServiceSchemaWrapper(self, schema=config.schema)
         self._list_schema = ServiceSchemaWrapper(self, schema=config.list_schema)
         self.harvester_service = harvester_service
         self.runs_service = runs_service
-
-    @property
-    def schema(self) -> ServiceSchemaWrapper:
-        return self._schema
-
-    @property
-    def links_item_tpl(self) -> LinksTemplate:
-        return LinksTemplate(self.config.links_item)
 
     # -- reading ---------------------------------------------------------------------------
     def _get(

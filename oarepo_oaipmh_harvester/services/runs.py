@@ -18,8 +18,7 @@ from invenio_db.uow import ModelCommitOp, UnitOfWork, unit_of_work
 from invenio_jobs.models import Job, Run, RunStatusEnum
 from invenio_jobs.proxies import current_jobs, current_runs_service
 from invenio_jobs.tasks import execute_run
-from invenio_records_resources.services.base import LinksTemplate, Service
-from invenio_records_resources.services.records.schema import ServiceSchemaWrapper
+from invenio_records_resources.services.base import LinksTemplate
 from marshmallow import ValidationError
 
 from ..arguments import run_request
@@ -38,6 +37,7 @@ from ..harvest.window import SinceSource, since_source_of
 from ..models import OAIHarvester
 from ..text import without_traceback
 from .access import HarvesterAccessMixin, flatten_messages, is_user, link_args
+from .base import SQLService
 from .errors import HarvesterValidationError, HarvestRunInProgress, HarvestRunNotFound
 from .jobs import active_run, job_of, new_job, runs_query
 from .results import SQLItem, SQLList, SQLPage
@@ -76,7 +76,7 @@ def dump_run(run: Run, harvester_id: str) -> dict[str, Any]:
     return HarvestRunSchema().dump(RunView.of(run, harvester_id))
 
 
-class HarvestRunService(HarvesterAccessMixin, Service):
+class HarvestRunService(HarvesterAccessMixin, SQLService):
     """Runs of harvesters, for every surface; permissions are the harvesters' ones ("run")."""
 
     def __init__(self, config: Any, jobs_registry_getter: Callable[[], Any] | None = None) -> None:
@@ -88,8 +88,8 @@ class HarvestRunService(HarvesterAccessMixin, Service):
             self,
             identity,
             RunView.of(run, harvester_id),
-            links_tpl=LinksTemplate(self.config.links_item),
-            schema=ServiceSchemaWrapper(self, schema=self.config.schema),
+            links_tpl=self.links_item_tpl,
+            schema=self.schema,
         )
 
     @unit_of_work()
@@ -179,8 +179,8 @@ class HarvestRunService(HarvesterAccessMixin, Service):
                 self.config.links_search,
                 context={"args": link_args(params), "harvester_id": harvester_id},
             ),
-            links_item_tpl=LinksTemplate(self.config.links_item),
-            schema=ServiceSchemaWrapper(self, schema=self.config.schema),
+            links_item_tpl=self.links_item_tpl,
+            schema=self.schema,
             prepare=lambda run: RunView.of(run, harvester_id),
         )
 

@@ -139,13 +139,24 @@ class TargetAdapter(abc.ABC):
         restore: bool = False,
         sets: Sequence[str] = (),
     ) -> tuple[str, bool]:
-        """(pid, created): update the record of `pid`, or create it when it has none or is gone.
+        """(pid, created): the record written (:meth:`create_or_update`), then placed by the
+        OAI sets the source record is in (:meth:`place_in_sets`)."""
+        written, created = self.create_or_update(pid, data, uow, restore=restore)
+        self.place_in_sets(written, sets, uow)
+        return written, created
 
-        `sets`: the OAI sets the source record is in (a target may place the record by them).
-        """
+    def create_or_update(
+        self, pid: str | None, data: dict[str, Any], uow: BulkIndexingUnitOfWork, *, restore: bool
+    ) -> tuple[str, bool]:
+        """(pid, created): update the record of `pid`, or create it when it has none or is gone."""
         if pid:
             try:
                 return self.update(pid, data, uow, restore=restore), False
             except LocalRecordMissing:
                 pass  # removed locally (or by an earlier tombstone): create it again
         return self.create(data, uow), True
+
+    # A hook, deliberately not abstract: most targets have no place for a set.
+    def place_in_sets(self, pid: str, sets: Sequence[str], uow: BulkIndexingUnitOfWork) -> None:  # noqa: B027
+        """Put the record `pid` where the source's sets say it belongs (a plain service has
+        no such place)."""

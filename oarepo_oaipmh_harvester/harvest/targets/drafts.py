@@ -95,20 +95,7 @@ class DraftsServiceTarget(TargetAdapter):
         """RDM keeps a tombstone under the pid and can restore it: the pid stays tracked."""
         return callable(getattr(self.service, "restore_record", None))
 
-    def upsert(
-        self,
-        pid: str | None,
-        data: dict[str, Any],
-        uow: BulkIndexingUnitOfWork,
-        *,
-        restore: bool = False,
-        sets: Sequence[str] = (),
-    ) -> tuple[str, bool]:
-        written, created = self._write(pid, data, uow, restore=restore)
-        self._join_communities_of_sets(written, sets, uow)
-        return written, created
-
-    def _write(
+    def create_or_update(
         self, pid: str | None, data: dict[str, Any], uow: BulkIndexingUnitOfWork, *, restore: bool
     ) -> tuple[str, bool]:
         if pid and self._is_unpublished_draft(pid):
@@ -123,7 +110,7 @@ class DraftsServiceTarget(TargetAdapter):
                     f"take-over); it is updated from the source from now on."
                 )
                 return self.update(holder, data, uow), False
-        return super().upsert(pid, data, uow, restore=restore)
+        return super().create_or_update(pid, data, uow, restore=restore)
 
     def create(self, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
         self._refuse_doi_of_another(data, pid=None)
@@ -297,9 +284,7 @@ class DraftsServiceTarget(TargetAdapter):
         if community:
             self._include(pid, [community], uow)
 
-    def _join_communities_of_sets(
-        self, pid: str, sets: Sequence[str], uow: BulkIndexingUnitOfWork
-    ) -> None:
+    def place_in_sets(self, pid: str, sets: Sequence[str], uow: BulkIndexingUnitOfWork) -> None:
         """A record in a set joins the set's community (set_communities), each once. Sets
         are hierarchical: a record in ``phys:astro`` is in ``phys`` too."""
         mapping = self.options.set_communities

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
 from invenio_pidstore.errors import PIDDeletedError, PIDDoesNotExistError
 
 from ..unit_of_work import BulkIndexingUnitOfWork
 from .base import BulkWriteRefused, LocalRecordMissing, TargetAdapter, WrittenItem
-from .options import TargetOptions
 
 log = logging.getLogger(__name__)
 
@@ -41,17 +41,6 @@ def index_records_of(
 
 class RecordsServiceTarget(TargetAdapter):
     """A records service written record by record, or in bulk with ``create_or_update_many``."""
-
-    def __init__(
-        self,
-        service: Any,
-        identity: Any,
-        *,
-        harvester_id: str = "",
-        options: TargetOptions | None = None,
-    ) -> None:
-        super().__init__(service, identity, harvester_id=harvester_id, options=options)
-        self._supports_bulk: bool | None = None
 
     def create(self, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
         return self.service.create(self.identity, data, uow=uow).id
@@ -85,21 +74,20 @@ class RecordsServiceTarget(TargetAdapter):
         except _GONE:
             return None
 
-    @property
+    @cached_property
     def supports_bulk(self) -> bool:
         """Asked of the target's permission policy once: a policy without
         `can_create_or_update_many` gets its records one at a time."""
-        if self._supports_bulk is None:
-            self._supports_bulk = hasattr(self.service, "create_or_update_many") and bool(
-                self.service.check_permission(self.identity, "create_or_update_many")
+        supported = hasattr(self.service, "create_or_update_many") and bool(
+            self.service.check_permission(self.identity, "create_or_update_many")
+        )
+        if not supported:
+            log.warning(
+                "Harvester %s: the target's permission policy has no "
+                "create_or_update_many; writing one record at a time.",
+                self.harvester_id,
             )
-            if not self._supports_bulk:
-                log.warning(
-                    "Harvester %s: the target's permission policy has no "
-                    "create_or_update_many; writing one record at a time.",
-                    self.harvester_id,
-                )
-        return self._supports_bulk
+        return supported
 
     def write_many(
         self,
