@@ -384,3 +384,55 @@ def holds(published: Any, expected: Any) -> bool:
             and all(holds(p, e) for p, e in zip(published, expected, strict=True))
         )
     return published == expected
+
+
+def test_a_5_mb_lido_record_is_harvested_with_bounded_memory(rdm_lido):
+    """Hundreds of events and resources in one ~5 MB record (under max_record_bytes): the
+    harvest's peak Python allocation and RSS growth stay within a few times its size."""
+    import threading
+    import tracemalloc
+
+    from oarepo_oaipmh_harvester.testing.corpus import Corpus, large_lido_document
+
+    document = large_lido_document(5_000_000)
+    size = len(document.encode())
+    corpus = Corpus()
+    corpus.add("oai:museum.example.org:large", {"title": ["large"], "lido": [document]})
+    page = 4096
+
+    def rss() -> int:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * page
+
+    peak_rss, stop = [rss()], threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            peak_rss[0] = max(peak_rss[0], rss())
+            stop.wait(0.01)
+
+    with OAIPMHProvider(corpus, metadata_prefixes=("lido",)) as provider:
+        make_harvester(
+            provider.base_url, target=RDM_TARGET, transformer=TRANSFORMER, metadata_prefix="lido"
+        )
+        before = rss()
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        tracemalloc.start()
+        try:
+            summary = run_harvest("test")
+            _, python_peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+            stop.set()
+            sampler.join()
+    growth = peak_rss[0] - before
+    print(
+        f"\nLIDO record {size} bytes: Python peak {python_peak / size:.1f}x "
+        f"({python_peak} bytes), RSS growth {growth / size:.1f}x ({growth} bytes)"
+    )
+    assert (summary.counts.created, summary.counts.failed) == (1, 0)
+    row = tracking()["oai:museum.example.org:large"]
+    assert not row.errors and len(row.warnings) > 300
+    assert python_peak < 40 * size
+    assert growth < 40 * size

@@ -8,7 +8,7 @@ use, exhibition...) keeps its date as an RDM date (``collected`` for a finding, 
 described by the event's type) and its places as locations, while its actors have no home in
 RDM (a warning). Actor identifiers are kept where RDM's person/org schemes take them.
 
-Each rule is a function of the :class:`~.lido.LIDORDMTransformer` of the run (its vocabulary
+Each rule is a function of the :class:`~.lido.RDMTransformer` of the run (its vocabulary
 cache and the warnings of the record being transformed).
 """
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from lxml import etree
 
     from ...protocol.records import OAIRecord
-    from .lido import LIDORDMTransformer
+    from .base import RDMTransformer
 
 PERSON_TYPES = frozenset({"person", "individual", "personal", "person/individual"})
 ORGANISATION_TYPES = frozenset(
@@ -71,7 +71,7 @@ def events(lido: etree._Element) -> list[etree._Element]:
 
 # -- actors -----------------------------------------------------------------------------------
 def actors(
-    transformer: LIDORDMTransformer,
+    transformer: RDMTransformer,
     lido: etree._Element,
     metadata: dict[str, Any],
     record: OAIRecord,
@@ -125,13 +125,13 @@ def _name(entry: dict[str, Any]) -> str:
 
 
 def _first_existing(
-    transformer: LIDORDMTransformer, vocabulary: str, ids: tuple[str, ...]
+    transformer: RDMTransformer, vocabulary: str, ids: tuple[str, ...]
 ) -> str | None:
     return next((id_ for id_ in ids if transformer.vocabularies.exists(vocabulary, id_)), None)
 
 
 def actor(
-    transformer: LIDORDMTransformer, event_actor: etree._Element
+    transformer: RDMTransformer, event_actor: etree._Element
 ) -> tuple[dict[str, Any] | None, list[str]]:
     """An ``eventActor`` as an RDM creator (without role) and the texts of its roles."""
     in_role = next(iter(children(event_actor, "actorInRole")), None)
@@ -163,7 +163,7 @@ def actor(
 
 
 def actor_identifiers(
-    transformer: LIDORDMTransformer, found: etree._Element | None, name: str
+    transformer: RDMTransformer, found: etree._Element | None, name: str
 ) -> list[dict[str, str]]:
     import idutils
     from flask import current_app
@@ -194,7 +194,7 @@ def actor_identifiers(
 
 # -- dates ------------------------------------------------------------------------------------
 def dates(
-    transformer: LIDORDMTransformer,
+    transformer: RDMTransformer,
     lido: etree._Element,
     metadata: dict[str, Any],
     record: OAIRecord,
@@ -247,7 +247,7 @@ def dates(
 
 
 def _subject_date(
-    transformer: LIDORDMTransformer, element: etree._Element, found: list[dict[str, Any]]
+    transformer: RDMTransformer, element: etree._Element, found: list[dict[str, Any]]
 ) -> None:
     """A date the object is about (``subjectDate``): RDM's ``coverage`` date type, if any."""
     from .lido_read import display_date, edtf_of
@@ -270,9 +270,7 @@ def _subject_date(
 
 
 # -- places -----------------------------------------------------------------------------------
-def locations(
-    transformer: LIDORDMTransformer, lido: etree._Element, metadata: dict[str, Any]
-) -> None:
+def locations(transformer: RDMTransformer, lido: etree._Element, metadata: dict[str, Any]) -> None:
     features: list[dict[str, Any]] = []
     places: list[tuple[etree._Element, str]] = []
     for event in events(lido):
@@ -290,7 +288,7 @@ def locations(
 
 
 def location(
-    transformer: LIDORDMTransformer, element: etree._Element, description: str
+    transformer: RDMTransformer, element: etree._Element, description: str
 ) -> dict[str, Any] | None:
     """An ``eventPlace`` or ``subjectPlace`` as a GeoJSON feature of RDM's locations."""
     from flask import current_app

@@ -11,7 +11,7 @@ of the metadata record (``recordRights``) have no field of their own in RDM and 
 the record's rights with a warning. Digital resources (``linkResource``) are related
 identifiers (URL scheme) - never silently dropped -; their own rights have no home in RDM.
 
-Each rule is a function of the :class:`~.lido.LIDORDMTransformer` of the run.
+Each rule is a function of the :class:`~.lido.RDMTransformer` of the run.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from lxml import etree
 
     from ...protocol.records import OAIRecord
-    from .lido import LIDORDMTransformer
+    from .base import RDMTransformer
 
 RESOURCE_RELATIONS = ("isdocumentedby", "isdescribedby", "other")
 """Relation types tried for a digital resource of the object, in order."""
@@ -38,7 +38,7 @@ HANDLE = re.compile(r"^(hdl:|https?://hdl\.handle\.net/)")
 
 # -- identifiers ------------------------------------------------------------------------------
 def identifiers(
-    transformer: LIDORDMTransformer,
+    transformer: RDMTransformer,
     lido: etree._Element,
     data: dict[str, Any],
     record: OAIRecord,
@@ -73,7 +73,7 @@ def identifiers(
         scheme = "doi" if doi else transformer.detected_scheme(value)
         if scheme == "handle" and not HANDLE.match(value):
             scheme = None  # idutils takes any "prefix/suffix" (DE-MUS-1/42) for a handle
-        if scheme is None and transformer.has_scheme("other"):
+        if scheme is None and "other" in (transformer._identifier_schemes or {}):
             scheme = "other"
         if scheme is None:
             transformer.warn(f"{name} {value!r}: scheme unknown; dropped.")
@@ -90,7 +90,7 @@ def identifiers(
 
 
 # -- rights -----------------------------------------------------------------------------------
-def rights(transformer: LIDORDMTransformer, lido: etree._Element, metadata: dict[str, Any]) -> None:
+def rights(transformer: RDMTransformer, lido: etree._Element, metadata: dict[str, Any]) -> None:
     found: list[dict[str, Any]] = []
     copyright_lines: list[str] = []
     holders: list[str] = []
@@ -114,7 +114,7 @@ def rights(transformer: LIDORDMTransformer, lido: etree._Element, metadata: dict
 
 
 def _rights_set(
-    transformer: LIDORDMTransformer,
+    transformer: RDMTransformer,
     element: etree._Element,
     found: list[dict[str, Any]],
     label: str,
@@ -158,7 +158,7 @@ def _rights_set(
 
 
 def _holders(
-    transformer: LIDORDMTransformer,
+    transformer: RDMTransformer,
     holders: list[str],
     copyright_lines: list[str],
     metadata: dict[str, Any],
@@ -177,9 +177,7 @@ def _holders(
 
 
 # -- digital resources ------------------------------------------------------------------------
-def resources(
-    transformer: LIDORDMTransformer, lido: etree._Element, metadata: dict[str, Any]
-) -> None:
+def resources(transformer: RDMTransformer, lido: etree._Element, metadata: dict[str, Any]) -> None:
     related: list[dict[str, Any]] = metadata.get("related_identifiers", [])
     relation = next(
         (r for r in RESOURCE_RELATIONS if transformer.vocabularies.exists("relationtypes", r)), None
@@ -221,7 +219,7 @@ def resources(
         metadata["related_identifiers"] = related
 
 
-def _resource_type(transformer: LIDORDMTransformer, found: list[str]) -> str | None:
+def _resource_type(transformer: RDMTransformer, found: list[str]) -> str | None:
     for term in found:
         for candidate in RESOURCE_TYPES.get(type_keyword(term), ()):
             if transformer.vocabularies.exists("resourcetypes", candidate):
