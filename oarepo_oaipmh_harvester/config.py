@@ -26,6 +26,12 @@ date or the publicationYear): ``"datestamp-year"`` publishes it with the year of
 datestamp and a warning naming the values that could not be used; ``"fail"`` fails the record
 with an error naming them. A transformer's ``missing_date`` option wins."""
 
+OAI_HARVESTER_RDM_LIDO_DEFAULT_RESOURCE_TYPE = "physicalobject"
+"""The ``lido_rdm`` transformer's resource type (an id of the ``resourcetypes`` vocabulary) for
+a museum object whose ``objectWorkType`` and ``classification`` terms are not in its type table
+(docs/lido.rst) and whose ``category`` is not E22 Man-Made Object; a warning names the terms.
+The transformer's ``default_resource_type`` option wins."""
+
 OAI_HARVESTER_REQUEST_TIMEOUT = (10.0, 120.0)
 """Connect and read timeout of each OAI-PMH request, in seconds."""
 

@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 from xml.sax.saxutils import escape
 
-from .corpus import DC_ELEMENTS, Corpus, CorpusRecord
+from .corpus import DC_ELEMENTS, LIDO_NS, LIDO_SCHEMAS, Corpus, CorpusRecord, lido_document
 
 OAI_NS = "http://www.openarchives.org/OAI/2.0/"
 OAI_DC_NS = "http://www.openarchives.org/OAI/2.0/oai_dc/"
@@ -626,6 +626,8 @@ class OAIPMHProvider:
             return OAI_DC_SCHEMA, OAI_DC_NS
         if prefix in self.formats:
             return self.formats[prefix].schema, self.formats[prefix].namespace
+        if prefix == "lido":
+            return LIDO_SCHEMAS["1.1"], LIDO_NS
         name = quote(prefix, safe="")
         return f"http://example.org/schemas/{name}.xsd", f"http://example.org/schemas/{name}/"
 
@@ -662,6 +664,16 @@ class OAIPMHProvider:
             parts.append(_DC_END)
         elif prefix in self.formats:
             parts.append(f"<metadata>{self.formats[prefix].render(record)}</metadata>")
+        elif prefix == "lido":
+            # A museum object of the LIDO corpus as it is; any other record as a LIDO
+            # painting titled like it.
+            lido = metadata.get("lido") or [
+                lido_document(
+                    record.identifier.rsplit(":", 1)[-1],
+                    title=(metadata.get("title") or [record.identifier])[0],
+                )
+            ]
+            parts.append(f"<metadata>{lido[0]}</metadata>")
         else:
             # Any other format: the same fields as plain elements in a dummy namespace.
             namespace = self._format_info(prefix)[1]

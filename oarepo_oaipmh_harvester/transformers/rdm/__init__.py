@@ -1,8 +1,9 @@
-"""Crosswalks into InvenioRDM records: ``oai_dc_rdm`` and ``oai_datacite_rdm``.
+"""Crosswalks into InvenioRDM records: ``oai_dc_rdm``, ``oai_datacite_rdm`` and ``lido_rdm``.
 
 :mod:`.dublin_core` and :mod:`.datacite` are the two transformers (the DataCite rules of a few
 elements in ``datacite_names``, ``datacite_identifiers``, ``datacite_funding`` and
-``datacite_places``); what both share is :mod:`.base` (:class:`~.base.RDMTransformer`: the
+``datacite_places``), and :mod:`.lido` reads museum objects in LIDO (with :mod:`.lido_read`,
+:mod:`.lido_events` and :mod:`.lido_rights`); what they share is :mod:`.base` (:class:`~.base.RDMTransformer`: the
 instance's settings, the vocabulary cache and the warnings of one run, and the look-ups every
 rule uses), :mod:`.vocabularies` (cached look-ups in the instance's vocabularies),
 :mod:`.helpers` (pure mapping helpers) and :mod:`.xml` (reading metadata by local names).
@@ -15,5 +16,11 @@ extra is missing.
 from .base import RDMTransformer
 from .datacite import DataCiteRDMTransformer
 from .dublin_core import DublinCoreRDMTransformer
+from .lido import LIDORDMTransformer
 
-__all__ = ("DataCiteRDMTransformer", "DublinCoreRDMTransformer", "RDMTransformer")
+__all__ = (
+    "DataCiteRDMTransformer",
+    "DublinCoreRDMTransformer",
+    "LIDORDMTransformer",
+    "RDMTransformer",
+)
