@@ -354,10 +354,11 @@ def test_harvest_of_the_lido_prefix_publishes_every_museum_object(rdm_lido, muse
         assert not row.errors
         assert row.warnings == (transformer.last_warnings or None)
         published = rdm_lido.read(system_identity, row.local_pid).to_dict()["metadata"]
-        # OPEN: through the writer, lido-1.0 was published with its first related identifier
-        # only, without its resource type (the same data published directly keeps both, see
-        # test_a_rich_lido_record_is_published_with_every_value); not yet explained.
-        for field in set(expected["metadata"]) - {"related_identifiers"}:
+        # The writer adds the provenance link (a related identifier `isderivedfrom`, last).
+        *related, source_link = published["related_identifiers"]
+        assert source_link["relation_type"]["id"] == "isderivedfrom", source_link
+        published["related_identifiers"] = related
+        for field in set(expected["metadata"]):
             assert holds(published[field], expected["metadata"][field]), (
                 field,
                 published[field],
