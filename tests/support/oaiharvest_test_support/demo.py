@@ -2,6 +2,7 @@
 
     python -m oaiharvest_test_support.demo [--records 3000]
     python -m oaiharvest_test_support.demo --rdm [--records 40]
+    python -m oaiharvest_test_support.demo --rdm --prefix lido [--records 40]
 
 It boots a real Invenio API application, registers a harvester with the same command an
 operator types (`invenio oai harvester create`), runs a first full harvest, changes records
@@ -12,6 +13,8 @@ With ``--rdm`` (needs the ``rdm`` extra) the target is InvenioRDM's records serv
 (invenio-rdm-records, draft-enabled, validated against real vocabulary entries), the
 transformer is ``oai_dc_rdm``: every live source record must end up published, every deleted
 one as an RDM tombstone. RDM publishes a few records a second, hence the smaller default.
+With ``--prefix lido`` the provider serves its records as LIDO museum objects and the
+transformer is ``lido_rdm``.
 """
 
 from __future__ import annotations
@@ -123,7 +126,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rdm", action="store_true", help="harvest into InvenioRDM's service")
     parser.add_argument("--records", type=int, default=None, help="default 3000 (--rdm: 40)")
     parser.add_argument("--page-size", type=int, default=None, help="default 200 (--rdm: 10)")
+    parser.add_argument(
+        "--prefix",
+        choices=("oai_dc", "lido"),
+        default="oai_dc",
+        help="the metadata format to harvest (lido: museum objects, with --rdm)",
+    )
     options = parser.parse_args(argv)
+    if options.prefix == "lido" and not options.rdm:
+        parser.error("--prefix lido harvests into InvenioRDM: add --rdm")
     records = options.records or (40 if options.rdm else 3000)
     page_size = options.page_size or (10 if options.rdm else 200)
     if options.rdm:  # a few of each on the small corpus
@@ -139,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
 
     if options.rdm:
-        target, transformer, batch_size, count = "records", "oai_dc_rdm", 10, count_rdm_records
+        transformer = "lido_rdm" if options.prefix == "lido" else "oai_dc_rdm"
+        target, batch_size, count = "records", 10, count_rdm_records
     else:
         target, transformer, batch_size, count = "oai-sample-records", "", 100, count_sample_records
 
@@ -149,7 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     corpus = Corpus.generate(records, start=datetime(2023, 1, 1, tzinfo=UTC))
     corpus.set_clock(datetime(2024, 1, 1, tzinfo=UTC))
     try:
-        with OAIPMHProvider(corpus, page_size=page_size) as provider:
+        with OAIPMHProvider(
+            corpus, page_size=page_size, metadata_prefixes=("oai_dc", options.prefix)
+        ) as provider:
             app = build_app(workdir, search.url, rdm=options.rdm)
             with app.app_context():
                 db.create_all()
@@ -158,7 +172,9 @@ def main(argv: list[str] | None = None) -> int:
                     from .rdm import prepare_storage
 
                     prepare_storage()
-                _print(f"Provider: {provider.base_url} serving {len(corpus)} oai_dc records")
+                _print(
+                    f"Provider: {provider.base_url} serving {len(corpus)} {options.prefix} records"
+                )
                 _print(f"Database: {workdir / 'demo.db'}   search: {search.url}")
                 _print(
                     f"Target: {target}"
@@ -166,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 create = [
                     "harvester", "create", "--id", "demo", "--name", "Demo provider",
-                    "--base-url", provider.base_url, "--metadata-prefix", "oai_dc",
+                    "--base-url", provider.base_url, "--metadata-prefix", options.prefix,
                     "--target", target, "--batch-size", str(batch_size),
                 ]  # fmt: skip
                 if transformer:
