@@ -127,10 +127,12 @@ class RDMTransformer:
         related = config.get("RDM_RECORDS_RELATED_IDENTIFIERS_SCHEMES") or schemes
         self._related_schemes: Mapping[str, Any] | None = related or None
 
-    def start(self) -> list[str]:
-        """Begin a record: a record that fails must not show the warnings of the one before."""
+    def new_record(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Begin a record: the data of a metadata-only record and its metadata, to fill. Its
+        warnings start empty: a record that fails must not show those of the one before."""
         self.last_warnings = []
-        return self.last_warnings
+        metadata: dict[str, Any] = {}
+        return {"files": {"enabled": False}, "metadata": metadata}, metadata
 
     def warn(self, message: str) -> None:
         self.last_warnings.append(message)

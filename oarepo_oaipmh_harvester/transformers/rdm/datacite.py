@@ -105,10 +105,8 @@ class DataCiteRDMTransformer(RDMTransformer):
     def transform(self, record: OAIRecord) -> dict[str, Any]:
         """The record's data; TransformError for a missing title or creator (or date, when
         ``missing_date`` is ``fail``)."""
-        self.start()
+        data, metadata = self.new_record()
         resource = datacite_resource(record.metadata, record.identifier)
-        metadata: dict[str, Any] = {}
-        data: dict[str, Any] = {"files": {"enabled": False}, "metadata": metadata}
 
         self._titles(resource, metadata, record)
         creators(self, resource, metadata, record)

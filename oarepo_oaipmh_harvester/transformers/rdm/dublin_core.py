@@ -53,10 +53,9 @@ class DublinCoreRDMTransformer(RDMTransformer):
 
     def transform(self, record: OAIRecord) -> dict[str, Any]:
         """Raise TransformError when a field RDM requires is missing or unusable."""
-        warnings = self.start()
+        data, metadata = self.new_record()
+        warnings = self.last_warnings
         dc = DublinCoreTransformer().transform(record)["metadata"]
-        metadata: dict[str, Any] = {}
-        data: dict[str, Any] = {"files": {"enabled": False}, "metadata": metadata}
 
         self._titles(dc.get("title", []), metadata, record)
         self._creators(dc.get("creator", []), metadata, record)

@@ -117,10 +117,8 @@ class LIDORDMTransformer(RDMTransformer):
     def transform(self, record: OAIRecord) -> dict[str, Any]:
         """The record's data; TransformError for a missing title or maker (or date, when
         ``missing_date`` is ``fail``)."""
-        self.start()
+        data, metadata = self.new_record()
         lido = lido_record(record.metadata, record.identifier)
-        metadata: dict[str, Any] = {}
-        data: dict[str, Any] = {"files": {"enabled": False}, "metadata": metadata}
         self._titles(lido, metadata, record)
         actors(self, lido, metadata, record)
         dates(self, lido, metadata, record)
