@@ -32,11 +32,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import oarepo_oaipmh_harvester
+
 from .workers import invenio_environment
 
 ADMIN_EMAIL = "admin@example.org"
 ADMIN_PASSWORD = "harvest-admin"
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+# tests/support/oaiharvest_test_support/panel.py: the checkout is three folders up.
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_INSTANCE = PROJECT_ROOT / ".panel-instance"
 
 
@@ -150,7 +153,7 @@ def _assets_digest(npm_overrides: dict[str, str] | None = None) -> str:
         if any(ep.group == "invenio_assets.webpack" for ep in dist.entry_points)
     ):
         digest.update(name.encode() + b"\n")
-    own_assets = Path(__file__).resolve().parents[1] / "assets"
+    own_assets = Path(oarepo_oaipmh_harvester.__file__).resolve().parent / "assets"
     for path in sorted(own_assets.rglob("*")):
         if path.is_file():
             digest.update(str(path.relative_to(own_assets)).encode() + path.read_bytes())
