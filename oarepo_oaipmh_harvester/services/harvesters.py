@@ -22,7 +22,6 @@ from marshmallow import ValidationError
 
 from .. import credentials
 from ..harvest.lock import HarvesterBusy, exclusive_run, holder_of
-from ..harvest.preflight import PreflightError, check_provider
 from ..models import OAIHarvestedRecord, OAIHarvester
 from .access import HarvesterAccessMixin, flatten_messages, link_args
 from .base import SQLService
@@ -38,6 +37,7 @@ from .jobs import (
     new_job,
     runs_query,
 )
+from .preflight import PreflightError, check_provider
 from .results import HarvesterItem, SQLList, SQLPage
 from .runs import dump_run
 from .schemas import apply_defaults

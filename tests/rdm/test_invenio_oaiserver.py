@@ -23,12 +23,12 @@ from invenio_db import db
 from invenio_rdm_records.services.errors import RecordDeletedException
 
 from oarepo_oaipmh_harvester.harvest.assembly import build_client
-from oarepo_oaipmh_harvester.harvest.preflight import PreflightError, check_provider
 from oarepo_oaipmh_harvester.harvest.results import RunOutcome
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord, OAIHarvester
 from oarepo_oaipmh_harvester.protocol.datestamps import Granularity
 from oarepo_oaipmh_harvester.protocol.errors import TooManyRestarts
 from oarepo_oaipmh_harvester.protocol.retry import may_have_been_processed
+from oarepo_oaipmh_harvester.services.preflight import PreflightError, check_provider
 from oarepo_oaipmh_harvester.transformers.rdm.dublin_core import DublinCoreRDMTransformer
 
 from .conftest import RDM_TARGET

@@ -2,7 +2,7 @@
 
 import pytest
 
-from oarepo_oaipmh_harvester.harvest.preflight import PreflightError, check_provider
+from oarepo_oaipmh_harvester.services.preflight import PreflightError, check_provider
 
 
 def test_good_configuration_passes(app, provider):

@@ -14,9 +14,9 @@ import errno
 import socket
 from collections.abc import Sequence
 
+from ..harvest.assembly import build_client
 from ..protocol.credentials import ProviderCredentials
 from ..protocol.errors import ForbiddenAddress, NoSetHierarchy, OAIHarvestError, limited
-from .assembly import build_client
 
 
 class PreflightError(Exception):
