@@ -378,6 +378,34 @@ def test_a_doi_change_onto_another_records_doi_is_refused(rdm, provider, corpus)
     ).data["pids"].get("doi")
 
 
+def test_a_new_record_looks_up_its_dois_holder_once(rdm, provider, corpus, monkeypatch):
+    """The take-over decision and the conflict check share one look-up; a batch with a free
+    DOI and a held one writes the free one and fails the other alone."""
+    from oarepo_oaipmh_harvester.harvest.targets.drafts import DraftsServiceTarget
+
+    holder = publish_locally(rdm, "Deposited here by hand", doi=DOI)
+    free, held = sorted(corpus.live_identifiers())[:2]
+    edit_at_source(corpus, free, identifier=["10.1234/harvested.free"])
+    edit_at_source(corpus, held, identifier=[DOI])
+    looked_up: list[str] = []
+    holder_of = DraftsServiceTarget._holder_of
+
+    def counting(self, doi):
+        looked_up.append(doi)
+        return holder_of(self, doi)
+
+    monkeypatch.setattr(DraftsServiceTarget, "_holder_of", counting)
+    harvester(provider)
+
+    summary = run_harvest("test")
+
+    assert sorted(looked_up) == sorted(["10.1234/harvested.free", DOI])
+    assert (summary.counts.created, summary.counts.failed) == (5, 1)
+    assert f"already held by local record {holder}" in tracking()[held].errors[0]
+    created = rdm.read(system_identity, tracking()[free].local_pid).data
+    assert created["pids"]["doi"]["identifier"] == "10.1234/harvested.free"
+
+
 # -- deleted by a curator ----------------------------------------------------------------------
 def test_a_record_deleted_by_a_curator_is_reported_not_resurrected(rdm, provider, corpus):
     harvester(provider)

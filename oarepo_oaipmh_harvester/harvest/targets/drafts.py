@@ -110,10 +110,17 @@ class DraftsServiceTarget(TargetAdapter):
                     f"take-over); it is updated from the source from now on."
                 )
                 return self.update(holder, data, uow), False
+            # One look-up decides both the take-over and the conflict.
+            _refuse_doi_held(doi, holder, pid=None)
+            return self._create(data, uow), True
         return super().create_or_update(pid, data, uow, restore=restore)
 
     def create(self, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
         self._refuse_doi_of_another(data, pid=None)
+        return self._create(data, uow)
+
+    def _create(self, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
+        """Create and publish; the caller has made sure that no other record holds the DOI."""
         draft = self.service.create(self.identity, data, uow=uow)
         return self._publish_draft(draft.id, data, uow, draft=draft)
 
@@ -266,18 +273,7 @@ class DraftsServiceTarget(TargetAdapter):
 
     def _refuse_doi_of_another(self, data: dict[str, Any], *, pid: str | None) -> None:
         doi = _doi_of(data)
-        holder = self._holder_of(doi) if doi else None
-        if holder is None or holder == pid:
-            return
-        hint = (
-            " Set the harvester's doi_conflicts to take-over to let it update that record."
-            if pid is None
-            else ""
-        )
-        raise DoiConflict(
-            f"DOI {doi} is already held by local record {holder}; the harvested record was "
-            f"not written and {holder} was left as it is.{hint}"
-        )
+        _refuse_doi_held(doi, self._holder_of(doi) if doi else None, pid=pid)
 
     def _include_in_community(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
         community = self.options.community
@@ -346,6 +342,21 @@ def _why_deleted(record: Any) -> str:
     tombstone = getattr(record, "tombstone", None)
     note = getattr(tombstone, "note", None)
     return f" (tombstone note: {note})" if note else ""
+
+
+def _refuse_doi_held(doi: str | None, holder: str | None, *, pid: str | None) -> None:
+    """DoiConflict when `holder`, a record other than `pid`, holds `doi`."""
+    if holder is None or holder == pid:
+        return
+    hint = (
+        " Set the harvester's doi_conflicts to take-over to let it update that record."
+        if pid is None
+        else ""
+    )
+    raise DoiConflict(
+        f"DOI {doi} is already held by local record {holder}; the harvested record was "
+        f"not written and {holder} was left as it is.{hint}"
+    )
 
 
 def _doi_of(data: dict[str, Any]) -> str | None:
