@@ -62,5 +62,7 @@ def test_registry_entry_points_and_configuration():
     assert {"oai_dc", "upper"} <= set(registry.names())
     assert isinstance(registry.get("oai_dc"), DublinCoreTransformer)
     assert registry.get("upper").transform(None) == {"metadata": {"title": ["X"]}}
-    with pytest.raises(KeyError, match="known: lido_rdm, oai_datacite_rdm, oai_dc, oai_dc_rdm, upper"):
+    with pytest.raises(
+        KeyError, match="known: lido_rdm, oai_datacite_rdm, oai_dc, oai_dc_rdm, upper"
+    ):
         registry.get("marcxml")
