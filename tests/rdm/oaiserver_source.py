@@ -584,8 +584,15 @@ class _Source:
         from invenio_db import db
         from invenio_oaiserver.models import OAISet
 
+        from invenio_search.proxies import current_search_client
+
         db.session.add(OAISet(spec=spec, name=name, search_pattern=search_pattern))
         db.session.commit()
+        # The set's percolator query is indexed on commit but searchable only after a refresh:
+        # a header served before it would name no set (seen once in about 30 runs).
+        current_search_client.indices.refresh(
+            index=f"{self.settings['index_prefix']}*-percolators", ignore_unavailable=True
+        )
 
     def do_reset(self, page_size: int, token_lifetime: int) -> None:
         import sqlalchemy as sa

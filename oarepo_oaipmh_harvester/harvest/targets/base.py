@@ -80,19 +80,14 @@ class TargetAdapter(abc.ABC):
         """Create a local record; its pid."""
 
     @abc.abstractmethod
-    def update(
-        self,
-        pid: str,
-        data: dict[str, Any],
-        uow: BulkIndexingUnitOfWork,
-        *,
-        restore: bool = False,
-    ) -> str:
-        """Replace the data of the local record `pid`; LocalRecordMissing when it is gone.
+    def update(self, pid: str, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
+        """Replace the data of the local record `pid`; LocalRecordMissing when it is gone."""
 
-        `restore`: the source had deleted the record and now has it again, so a local
-        tombstone of it is ours to restore (one a curator made is not).
-        """
+    # A hook, deliberately not abstract: a target that deletes for good leaves no tombstone.
+    def restore(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:  # noqa: B027
+        """Bring back the local tombstone of `pid`. Asked only where the source had deleted
+        the record and has it again, so the tombstone is the harvest's own (one a curator
+        made is not restored: :meth:`update` refuses it)."""
 
     @abc.abstractmethod
     def delete(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
@@ -151,7 +146,9 @@ class TargetAdapter(abc.ABC):
         """(pid, created): update the record of `pid`, or create it when it has none or is gone."""
         if pid:
             try:
-                return self.update(pid, data, uow, restore=restore), False
+                if restore:
+                    self.restore(pid, uow)
+                return self.update(pid, data, uow), False
             except LocalRecordMissing:
                 pass  # removed locally (or by an earlier tombstone): create it again
         return self.create(data, uow), True

@@ -124,14 +124,11 @@ class DraftsServiceTarget(TargetAdapter):
         draft = self.service.create(self.identity, data, uow=uow)
         return self._publish_draft(draft.id, data, uow, draft=draft)
 
-    def update(
-        self,
-        pid: str,
-        data: dict[str, Any],
-        uow: BulkIndexingUnitOfWork,
-        *,
-        restore: bool = False,
-    ) -> str:
+    def restore(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
+        if self.keeps_deleted_pids and _is_deleted(self._published(pid)):
+            self.service.restore_record(self.identity, pid, uow=uow)
+
+    def update(self, pid: str, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
         record = self._published(pid)
         self._refuse_doi_of_another(data, pid=pid)
         local_draft = self._has_open_draft(pid)
@@ -141,16 +138,15 @@ class DraftsServiceTarget(TargetAdapter):
                 f"applied (local wins). Publish or discard the draft, then harvest again."
             )
         if _is_deleted(record):
+            # A tombstone the harvest made was restored before this (see restore()).
             if not self.keeps_deleted_pids:
                 raise LocalRecordMissing(pid)
-            if not restore:
-                raise DeletedLocally(
-                    f"Record {pid} was deleted in this repository{_why_deleted(record)}, and "
-                    f"its source record has changed since; the change was not applied and "
-                    f"the record stays deleted. Restore the record to let harvests update "
-                    f"it again."
-                )
-            self.service.restore_record(self.identity, pid, uow=uow)
+            raise DeletedLocally(
+                f"Record {pid} was deleted in this repository{_why_deleted(record)}, and "
+                f"its source record has changed since; the change was not applied and "
+                f"the record stays deleted. Restore the record to let harvests update "
+                f"it again."
+            )
         if local_draft:
             log.warning(
                 "Harvester %s: the local draft of %s is replaced by the harvested record "

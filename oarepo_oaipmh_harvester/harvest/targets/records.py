@@ -45,14 +45,7 @@ class RecordsServiceTarget(TargetAdapter):
     def create(self, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
         return self.service.create(self.identity, data, uow=uow).id
 
-    def update(
-        self,
-        pid: str,
-        data: dict[str, Any],
-        uow: BulkIndexingUnitOfWork,
-        *,
-        restore: bool = False,
-    ) -> str:
+    def update(self, pid: str, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
         # A plain service deletes for good: there is no tombstone to restore or to respect.
         try:
             return self.service.update(self.identity, pid, data, uow=uow).id
