@@ -51,9 +51,9 @@ class OAIRecord:
     ``datestamp`` is exactly what the provider sent.  ``xml`` is the complete ``<record>``
     element serialised as text.  ``metadata`` is the single child of ``<metadata>`` (e.g.
     ``oai_dc:dc``) as a standalone element, None for tombstones and for records that came
-    without metadata (the latter with an error); unless given, it is parsed from ``xml``
-    on first use, because on a re-harvest most records are recognised as unchanged from
-    their header alone and their metadata is never read.  ``errors`` lists problems found
+    without metadata (the latter with an error); the client gives it (a copy out of the
+    page, cheaper than parsing ``xml`` again), and a record rebuilt from ``xml`` alone (a
+    stored or pickled one) parses it from there on first use.  ``errors`` lists problems found
     while reading the record; the record is returned regardless and the consumer decides.
     """
 
@@ -175,11 +175,14 @@ def metadata_element(xml: str) -> etree._Element | None:
     """The first element inside ``<metadata>`` of a serialised ``<record>``, standalone."""
     if not xml:
         return None
-    children = metadata_elements(etree.fromstring(xml.encode("utf-8"), safe_parser("utf-8")))
-    if not children:
+    container = etree.fromstring(xml.encode("utf-8"), safe_parser("utf-8")).find(_METADATA_TAG)
+    if container is None:
+        return None
+    first = next((child for child in container if isinstance(child.tag, str)), None)
+    if first is None:
         return None
     # A copy, so that the element is the root of its own small tree.
-    element = copy.deepcopy(children[0])
+    element = copy.deepcopy(first)
     element.tail = None
     return element
 

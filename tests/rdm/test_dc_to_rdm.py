@@ -80,6 +80,33 @@ def dc_record(
 
 
 # -- helpers, no application -----------------------------------------------------------------
+def test_level0_dates_are_the_ones_the_edtf_grammar_accepts():
+    """level0_date checks the calendar itself (the grammar is slow): it must refuse exactly
+    the dates python-edtf, which RDM validates with, refuses."""
+    from edtf import parse_edtf
+    from edtf.parser.edtf_exceptions import EDTFParseException
+
+    def accepted_by_edtf(candidate: str) -> bool:
+        try:
+            parse_edtf(candidate)
+        except EDTFParseException:
+            return False
+        return True
+
+    days = ("00", "01", "28", "29", "30", "31", "32")
+    dates = ["0000", "2020", "1999-00", "1999-13"]
+    dates += [f"{year}-{month:02d}" for year in ("0000", "2019") for month in range(1, 13)]
+    dates += [
+        f"{year}-{month:02d}-{day}"
+        for year in ("0000", "2019", "2020")
+        for month in range(0, 14)
+        for day in days
+    ]
+    intervals = ["2019-02-29/2020", "2020/2019-04-31", "2021-12-31/2020-01-01", "2020-00/2021"]
+    for candidate in dates + intervals:
+        assert (level0_date(candidate) == candidate) == accepted_by_edtf(candidate), candidate
+
+
 def test_mapping_helpers():
     assert person_or_org("Novák, Jan") == {
         "type": "personal",
