@@ -583,7 +583,6 @@ class _Source:
     def do_create_set(self, spec: str, name: str, search_pattern: str) -> None:
         from invenio_db import db
         from invenio_oaiserver.models import OAISet
-
         from invenio_search.proxies import current_search_client
 
         db.session.add(OAISet(spec=spec, name=name, search_pattern=search_pattern))
