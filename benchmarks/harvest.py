@@ -36,7 +36,8 @@ One run serves N synthetic oai_dc records (`Corpus.generate(N)`) from the bundle
   (`--rdm-worker-counts`), whose app is `oaiharvest_test_support.rdm_celery`.
 
 Processes: the provider runs in its own process (as a remote provider would; in the harvesting
-process it would compete for the GIL), osmem-server is its own process, and every phase runs in
+process it would compete for the GIL), the search server (a real OpenSearch node unless
+`--search osmem` or SEARCH_HOSTS) is its own process, and every phase runs in
 a fresh worker process that boots the Invenio API app, drops and recreates the database schema
 and the search indices, and reports its own memory. So "peak RSS" is the harvesting process
 alone (Invenio app included, provider and search server excluded), sampled every 20 ms with
@@ -118,6 +119,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="set ACCESS_CACHE (invenio-access caches permission look-ups) in every phase",
     )
+    parser.add_argument(
+        "--rdm-without-access-cache",
+        action="store_true",
+        help="the RDM phases without ACCESS_CACHE (invenio-app-rdm sets it; the results before "
+        "2026-12-04 were measured without it)",
+    )
+    parser.add_argument(
+        "--search",
+        choices=("opensearch", "osmem"),
+        default="opensearch",
+        help="search server started for the run unless SEARCH_HOSTS is set: a real OpenSearch "
+        "node (default) or osmem-server (the imitation the results before 2026-12-04 used)",
+    )
     parser.add_argument("--keep-db", action="store_true")
     parser.add_argument(
         "--quiet-wait",
@@ -195,12 +209,13 @@ def run_phases(
         return run_in_fresh_process(phase, params, args.quiet_wait)
 
     try:
-        server, search_hosts, results["search"] = start_search()
+        server, search_hosts, results["search"] = start_search(args.search)
         log(f"fresh database {results['database']}")
         fresh_database(database_uri)
         results["environment"]["postgresql"] = postgres_settings(database_uri)
         common = {
             "access_cache": args.access_cache,
+            "search": "hosts" if "SEARCH_HOSTS" in os.environ else args.search,
             "search_hosts": search_hosts,
             "database_uri": database_uri,
             "search_pid": server.pid if server is not None else None,
@@ -259,6 +274,8 @@ def run_phases(
                 **_provider_params(rdm_provider),
                 "records": args.rdm_records,
                 "batch_size": args.rdm_batch_size,
+                # invenio-app-rdm sets ACCESS_CACHE: the RDM phases run as its sites do.
+                "access_cache": not args.rdm_without_access_cache,
             }
             if "rdm" in phases:
                 log("phase rdm")

@@ -17,13 +17,15 @@ TRANSFORMER = "oai_dc_rdm"
 CELERY_APP = "oaiharvest_test_support.rdm_celery"
 
 
-def overrides() -> dict[str, Any]:
-    """RDM's configuration keys (passed in code: Celery workers get them from CELERY_APP)."""
+def overrides(*, osmem: bool = False) -> dict[str, Any]:
+    """RDM's configuration keys (passed in code: Celery workers get them from CELERY_APP).
+
+    `osmem`: the run searches on osmem-server (``--search osmem``), which lacks a facet of
+    RDM's that no harvest asks for.
+    """
     from oaiharvest_test_support.rdm import rdm_config
 
-    # The benchmark searches on osmem-server unless SEARCH_HOSTS is set; the facet it lacks is
-    # never asked for by a harvest.
-    return rdm_config(external_dois=True, osmem=True)
+    return rdm_config(external_dois=True, osmem=osmem)
 
 
 def create_and_publish_each(prepared: list[str]) -> tuple[float, list[str]]:

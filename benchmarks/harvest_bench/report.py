@@ -20,7 +20,7 @@ Step = dict[str, Any]
 CPU_COLUMNS = (
     ("harvesting process", "worker"),
     ("postgresql", "postgres"),
-    ("osmem-server", "osmem"),
+    ("search server", "search"),
     ("provider process", "provider"),
     ("celery workers", "celery"),
     ("other processes (interference)", "other"),
@@ -78,6 +78,7 @@ def print_header(results: dict[str, Any], args: argparse.Namespace, out: TextIO)
         corpus.append(
             f"RDM phases: N={args.rdm_records} oai_dc records into InvenioRDM, "
             f"batch size {args.rdm_batch_size}"
+            f"{'' if getattr(args, 'rdm_without_access_cache', True) else ', ACCESS_CACHE on'}"
         )
     print(
         f"\nHarvest benchmark: {'; '.join(corpus)}; provider page size {args.page_size}"
@@ -218,8 +219,9 @@ def _verdict(value: float | None, target: float) -> str:
 
 
 def print_targets(results: dict[str, Any], out: TextIO) -> None:
-    """The ratios against the targets of issue 5 (plain target) and issue 12 (InvenioRDM), the
-    no-change incremental and the peak RSS (against `--compare`'s run)."""
+    """The ratios against the targets of issue 5 (plain target), issue 12 (InvenioRDM) and
+    issue 26 (InvenioRDM speed), the no-change incremental and the peak RSS (against
+    `--compare`'s run)."""
     s = results["summary"]
     phases = results["phases"]
     rdm = [phase for phase in RDM_PHASES if phase in phases]
@@ -261,6 +263,32 @@ def print_targets(results: dict[str, Any], out: TextIO) -> None:
             f"  rdm 2 workers / 1 worker               "
             f"{_fmt(s['rdm_two_workers_over_one'], '.2f'):>7}"
             f"   target >= 1.50{_verdict(s['rdm_two_workers_over_one'], 1.5)}",
+            file=out,
+        )
+    if rdm or "fetch" in phases:
+        print("ratios and targets (issue 26, InvenioRDM speed)", file=out)
+    if rdm:
+        print(
+            f"  rdm full harvest / create+publish loop {_fmt(s['rdm_full_over_loop'], '.2f'):>7}"
+            f"   target >= 1.50{_verdict(s['rdm_full_over_loop'], 1.5)}",
+            file=out,
+        )
+        hours = s.get("rdm_hours_for_200000")
+        print(
+            f"  200,000 records at the best RDM rate   {_fmt(hours, '.1f'):>7} h"
+            f" ({_fmt(s.get('rdm_best_records_per_second'), '.1f')} records/s)"
+            f"   target <= 3 h{'' if hours is None else '  met' if hours <= 3 else '  NOT met'}",
+            file=out,
+        )
+        print(
+            f"  rdm unchanged re-harvest speedup       {_fmt(s['rdm_reharvest_speedup'], '.1f'):>7}"
+            f"   target >= 100{_verdict(s['rdm_reharvest_speedup'], 100)}",
+            file=out,
+        )
+    if "fetch" in phases:
+        print(
+            f"  our reader / plain sickle (fetch)      {_fmt(s.get('reader_over_sickle'), '.2f'):>7}"
+            f"   target >= 0.90{_verdict(s.get('reader_over_sickle'), 0.9)}",
             file=out,
         )
     nc = _step(phases, "ours", "no_change_incremental")

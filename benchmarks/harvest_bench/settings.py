@@ -21,6 +21,7 @@ RDM_PHASES = ("rdm", "rdm_workers")
 SEPARATE_PROVIDER_PHASES = ("batch", "workers", *RDM_PHASES)
 # Flushed at the start of every workers phase: a database of its own, not the tests'.
 CELERY_BROKER = os.environ.get("OAI_BENCH_BROKER", "redis://127.0.0.1:6379/9")
+ACCESS_CACHE_REDIS = os.environ.get("OAI_BENCH_ACCESS_CACHE", "redis://127.0.0.1:6379/8")
 
 
 def log(message: str) -> None:

@@ -59,6 +59,16 @@ def build_summary(results: dict[str, Any]) -> dict[str, Any]:
     summary["rdm_two_workers_over_one"] = _ratio(
         _rate(rdm_workers.get("2")), _rate(rdm_workers.get("1"))
     )
+    summary["reader_over_sickle"] = _ratio(
+        _rate(steps.get("fetch.our_reader")), _rate(steps.get("fetch.sickle"))
+    )
+    rdm_rates = [_rate(step) for step in (rdm_full, *rdm_workers.values())]
+    summary["rdm_best_records_per_second"] = max(filter(None, rdm_rates), default=None)
+    summary["rdm_hours_for_200000"] = (
+        200_000 / summary["rdm_best_records_per_second"] / 3600
+        if summary["rdm_best_records_per_second"]
+        else None
+    )
     if no_change:
         summary["no_change_requests"] = no_change["requests"]
         summary["no_change_writes"] = {

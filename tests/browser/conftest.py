@@ -22,9 +22,9 @@ from oaiharvest_test_support.panel import (
     PanelSettings,
     ServedPanel,
     build_assets,
-    free_port,
     prepare_instance,
 )
+from oaiharvest_test_support.search_node import free_port
 
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
 from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider

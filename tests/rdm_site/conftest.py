@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any
 
 import pytest
 import requests
+from oaiharvest_test_support.search_node import free_port
 
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
 from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
@@ -39,12 +39,6 @@ FORK_CHECK_HARVESTER = "fork-check"
 FORK_CHECK_RECORDS = 40
 FORK_CHECK_BATCH_SIZE = 5
 """The harvest queued before a fresh worker starts writes 40 records in 8 batch tasks."""
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @dataclass

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -45,7 +46,8 @@ class RssSampler(threading.Thread):
 
 
 class CpuMeter:
-    """CPU seconds used during a step by this process, PostgreSQL, osmem-server and the provider.
+    """CPU seconds used during a step by this process, PostgreSQL, the search server and the
+    provider.
 
     PostgreSQL counts the backends connected to the benchmark database and the shared
     background processes, not the backends of other databases (test suites running
@@ -63,7 +65,12 @@ class CpuMeter:
 
         self._psutil = psutil
         self.provider_pid = provider_pid
-        self.search_pid = search_pid
+        # The node's launcher starts the JVM as its child: the group is the process tree.
+        self.search_pids = set()
+        if search_pid is not None:
+            with contextlib.suppress(psutil.Error):
+                root = psutil.Process(search_pid)
+                self.search_pids = {search_pid, *(child.pid for child in root.children(True))}
         self.database = database
         self.celery_pids = set(celery_pids or ())
 
@@ -73,8 +80,8 @@ class CpuMeter:
             return "harvesting process"
         if pid == self.provider_pid:
             return "provider process"
-        if pid == self.search_pid:
-            return "osmem-server"
+        if pid in self.search_pids:
+            return "search server"
         if pid in self.celery_pids:
             return "celery workers"
         if (process.info["name"] or "").startswith("postgres"):

@@ -1,4 +1,5 @@
-"""The services a run uses: the search server (osmem-server, or SEARCH_HOSTS) and the database.
+"""The services a run uses: the search server (OpenSearch, osmem-server or SEARCH_HOSTS) and the
+database.
 
 The database is created fresh for a run and dropped at its end; an advisory lock keeps two
 runs from sharing it.
@@ -8,14 +9,26 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from harvest_bench.settings import log
 
 
-def start_search() -> tuple[Any, list[dict[str, Any]], str]:
-    """The search server of the run: the cluster named by SEARCH_HOSTS, or an osmem-server
+class StartedSearch:
+    """A search server the run started: its process id (for the CPU meter) and `close`."""
+
+    def __init__(self, pid: int, close: Callable[[], None]) -> None:
+        self.pid = pid
+        self.close = close
+
+
+def start_search(
+    kind: str = "opensearch",
+) -> tuple[StartedSearch | None, list[dict[str, Any]], str]:
+    """The search server of the run: the cluster named by SEARCH_HOSTS, else a real
+    OpenSearch node (`kind` "opensearch", the suite's node: what sites run) or an
+    osmem-server ("osmem", the in-memory imitation the earlier results were measured on),
     started here (the caller closes it).
 
     Returns the started server (None for SEARCH_HOSTS), the hosts and a description for the
@@ -26,12 +39,19 @@ def start_search() -> tuple[Any, list[dict[str, Any]], str]:
 
         search_hosts = ast.literal_eval(os.environ["SEARCH_HOSTS"])
         return None, search_hosts, str(search_hosts)
+    if kind == "opensearch":
+        from oaiharvest_test_support.search_node import SearchServer
+
+        log("search: starting an OpenSearch node (./run.sh opensearch)")
+        node = SearchServer.start_node()
+        return StartedSearch(node.process.pid, node.stop), node.hosts, node.describe()
     from osmem_server import OsmemServer
 
     server = OsmemServer.start(freeze=False, japanese=False)
     host, port = server.url.rstrip("/").split("://", 1)[-1].rsplit(":", 1)
     search_hosts = [{"host": host, "port": int(port)}]
-    return server, search_hosts, f"osmem-server {server.version} at {server.url}"
+    started = StartedSearch(server.pid, server.close)
+    return started, search_hosts, f"osmem-server {server.version} at {server.url}"
 
 
 @contextlib.contextmanager

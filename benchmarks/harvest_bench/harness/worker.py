@@ -20,7 +20,7 @@ from harvest_bench.harness.environment import code_version
 from harvest_bench.harness.meters import CpuMeter, QueryCounters, RssSampler
 from harvest_bench.harness.profiler import StepProfiler
 from harvest_bench.phases import PHASE_FUNCTIONS
-from harvest_bench.settings import INDEX_ALIAS, INDEX_PREFIX, TARGET, log
+from harvest_bench.settings import ACCESS_CACHE_REDIS, INDEX_ALIAS, INDEX_PREFIX, TARGET, log
 
 # Percent of CPU above which the machine counts as busy (other jobs on 2 cores distort every
 # number).
@@ -31,8 +31,19 @@ def app_config(
     search_hosts: list[dict[str, Any]], database_uri: str, access_cache: bool = False
 ) -> dict[str, Any]:
     """The demo's configuration (demo.py), on the benchmark database."""
-    extra = {"ACCESS_CACHE": "invenio_cache:current_cache"} if access_cache else {}
+    # As invenio-app-rdm configures it: who holds an action, cached in Redis (a database of
+    # its own, emptied when a phase boots: see PhaseWorker.boot).
+    extra = (
+        {
+            "ACCESS_CACHE": "invenio_cache:current_cache",
+            "CACHE_TYPE": "flask_caching.backends.RedisCache",
+            "CACHE_REDIS_URL": ACCESS_CACHE_REDIS,
+        }
+        if access_cache
+        else {}
+    )
     return {
+        "CACHE_TYPE": "SimpleCache",
         **extra,
         "SQLALCHEMY_DATABASE_URI": database_uri,
         "SEARCH_HOSTS": search_hosts,
@@ -46,7 +57,6 @@ def app_config(
         "BROKER_URL": "memory://",
         "CELERY_RESULT_BACKEND": "cache",
         "CELERY_CACHE_BACKEND": "memory",
-        "CACHE_TYPE": "SimpleCache",
         "SECRET_KEY": "benchmark-not-secret",
         "RECORDS_REFRESOLVER_CLS": "invenio_records.resolver.InvenioRefResolver",
         "RECORDS_REFRESOLVER_STORE": "invenio_jsonschemas.proxies.current_refresolver_store",
@@ -87,11 +97,15 @@ class PhaseWorker:
             ),
             **(overrides or {}),
         }
+        if self.params.get("access_cache"):
+            import redis
+
+            redis.Redis.from_url(ACCESS_CACHE_REDIS).flushdb()
         self.code_config = {}  # what INVENIO_* variables cannot carry to a Celery worker
         if self.params.get("rdm"):
             import rdm_target
 
-            self.code_config = rdm_target.overrides()
+            self.code_config = rdm_target.overrides(osmem=self.params.get("search") == "osmem")
         self.app = create_api(**self.config, **self.code_config)
         if self.params.get("rdm"):
             from oaiharvest_test_support.rdm import prepare_app

@@ -54,7 +54,7 @@ def phase_workers(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]
     worker.reset_storage()
     create_harvester(params["base_url"], params["batch_size"], rdm=rdm)
     job = current_harvest_runs_service.ensure_job(system_identity, HARVESTER_ID)
-    env = invenio_environment(worker.config)
+    env = {**invenio_environment(worker.config), "OAIHARVEST_BENCH_SEARCH": params["search"]}
     app_module = "invenio_app.celery"
     if rdm:
         import rdm_target

@@ -19,7 +19,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -45,12 +44,6 @@ DEFAULT_INSTANCE = PROJECT_ROOT / ".panel-instance"
 
 def _print(message: str = "") -> None:
     print(message, flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def npm_overrides_from_environment() -> dict[str, str]:

@@ -10,12 +10,15 @@ Everything else comes from the environment, as for `invenio_app.celery`.
 
 from __future__ import annotations
 
+import os
+
 from flask_celeryext import create_celery_app
 from invenio_app.factory import create_ui
 
 from .rdm import prepare_app, rdm_config
 
-# osmem: the benchmark's workers search where it does (osmem-server unless SEARCH_HOSTS).
-flask_app = create_ui(RATELIMIT_ENABLED=False, **rdm_config(external_dois=True, osmem=True))
+# The benchmark's workers search where it does: OAIHARVEST_BENCH_SEARCH=osmem for osmem-server.
+OSMEM = os.environ.get("OAIHARVEST_BENCH_SEARCH") == "osmem"
+flask_app = create_ui(RATELIMIT_ENABLED=False, **rdm_config(external_dois=True, osmem=OSMEM))
 prepare_app(flask_app)
 celery = create_celery_app(flask_app)

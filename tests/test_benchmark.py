@@ -1,0 +1,47 @@
+"""The benchmark the performance claims come from, run as its README says (`./run.sh bench`),
+on a small corpus: it must still run its phases end to end, check what each wrote and report
+the targets. Its numbers are not asserted (a timed test says nothing on a shared machine)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
+    pytest.importorskip("invenio_rdm_records")
+    database = os.environ.get("SQLALCHEMY_DATABASE_URI", "")
+    if not database.startswith("postgresql"):
+        pytest.skip("The benchmark runs on PostgreSQL (SQLALCHEMY_DATABASE_URI).")
+    host = search_server[0]
+    report = tmp_path / "bench.json"
+    result = subprocess.run(
+        [sys.executable, "benchmarks/harvest.py", "--phases", "fetch,rdm", "--records", "300"]
+        + ["--rdm-records", "6", "--quiet-wait", "0", "--json", str(report)],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "SQLALCHEMY_DATABASE_URI": database.rsplit("/", 1)[0] + "/oaiharvest_bench_smoke",
+            # The session's node: a second JVM would cost the machine more than the run.
+            "SEARCH_HOSTS": repr([{"host": host["host"], "port": host["port"]}]),
+        },
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "ratios and targets (issue 26, InvenioRDM speed)" in result.stdout
+    assert "check rdm.full: 6 published records, 0 open drafts, 0 tombstones" in result.stdout
+    outcome = json.loads(report.read_text())
+    assert outcome["arguments"]["rdm_without_access_cache"] is False
+    summary = outcome["summary"]
+    for key in ("rdm_full_over_loop", "reader_over_sickle", "rdm_hours_for_200000"):
+        assert summary[key] is not None and summary[key] > 0, key
+    assert outcome["phases"]["fetch"]["steps"]["our_reader"]["records"] == 300
