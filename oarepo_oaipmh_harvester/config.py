@@ -3,6 +3,13 @@
 OAI_HARVESTER_DEFAULT_BATCH_SIZE = 100
 """Records written per unit of work (one database commit and one bulk index call)."""
 
+OAI_HARVESTER_DRAFTS_LARGEST_BATCH = 10
+"""The most records written into a draft-enabled target (InvenioRDM) in one unit of work,
+whatever a harvester's batch size: SQLAlchemy-Continuum's work at each of the ~100 flushes of
+a record's write grows with what its transaction holds, so an InvenioRDM record written in a
+batch of 100 cost 1.5 times one in a batch of 10 (docs/benchmark.rst). ``None``: the
+harvester's batch size."""
+
 OAI_HARVESTER_DEFAULT_TRANSFORMER = "oai_dc"
 """Transformer used when a harvester names none."""
 

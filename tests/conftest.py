@@ -84,7 +84,8 @@ SEARCH_SERVER = pytest.StashKey[SearchServer]()
 
 @pytest.fixture(scope="session")
 def search_server(pytestconfig):
-    """A real OpenSearch node for the session (tests/search_node.py), or SEARCH_HOSTS."""
+    """A real OpenSearch node for the session (oaiharvest_test_support.search_node), or
+    SEARCH_HOSTS."""
     return pytestconfig.stash[SEARCH_SERVER].hosts
 
 

@@ -44,6 +44,7 @@ class HarvestSettings:
     user_agent: str | None
     contact_email: str | None
     default_batch_size: int
+    drafts_largest_batch: int | None
     reconcile: ReconcileMode
     reconcile_max_share: float
     wait_for_running: bool
@@ -88,6 +89,7 @@ class HarvestSettings:
             user_agent=config["OAI_HARVESTER_USER_AGENT"],
             contact_email=config["OAI_HARVESTER_CONTACT_EMAIL"],
             default_batch_size=int(config["OAI_HARVESTER_DEFAULT_BATCH_SIZE"]),
+            drafts_largest_batch=_positive_or_none(config["OAI_HARVESTER_DRAFTS_LARGEST_BATCH"]),
             reconcile=ReconcileMode(config["OAI_HARVESTER_RECONCILE"]),
             reconcile_max_share=float(config["OAI_HARVESTER_RECONCILE_MAX_SHARE"]),
             wait_for_running=config["OAI_HARVESTER_CONCURRENT_RUNS"] == "wait",
@@ -119,5 +121,14 @@ class HarvestSettings:
             f"mailto:{self.contact_email}" if self.contact_email else "",
         )
 
-    def batch_size_of(self, harvester_batch_size: int | None) -> int:
-        return max(1, int(harvester_batch_size or self.default_batch_size))
+    def batch_size_of(self, harvester_batch_size: int | None, *, drafts: bool = False) -> int:
+        """The records of one unit of work: the harvester's, at most the drafts' largest
+        batch for a target whose writes grow with their transaction (`drafts`)."""
+        size = max(1, int(harvester_batch_size or self.default_batch_size))
+        if drafts and self.drafts_largest_batch:
+            return min(size, self.drafts_largest_batch)
+        return size
+
+
+def _positive_or_none(value: Any) -> int | None:
+    return int(value) if value else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 from typing import Any
 
 import pytest
@@ -345,3 +346,24 @@ def test_local_wins_puts_the_open_draft_on_the_tracking_row(rdm, provider):
     assert "A local draft is open" in row.errors[0] and "(local wins)" in row.errors[0]
     assert rdm.read(system_identity, pid).data["metadata"]["title"] == "First title"
     assert open_drafts() == 1  # the user's draft is left alone
+
+
+def test_batches_into_a_drafts_target_are_capped(rdm, provider, app, monkeypatch, caplog):
+    """A draft-enabled target's writes cost more the more the transaction holds: the run
+    writes at most OAI_HARVESTER_DRAFTS_LARGEST_BATCH records a batch and says so; a plain
+    target keeps the harvester's batch size."""
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_DRAFTS_LARGEST_BATCH", 2)
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_RUN_LOG_INTERVAL", 0)
+    harvest_into_rdm(provider)  # batch size 4
+    make_harvester(provider.base_url, harvester_id="plain", batch_size=4)
+
+    with caplog.at_level(logging.INFO, logger="oarepo_oaipmh_harvester"):
+        assert run_harvest("test").counts.created == 6
+        assert run_harvest("plain").counts.created == 6
+    lines = [record.getMessage() for record in caplog.records]
+    drafts = [line for line in lines if line.startswith("Harvester test:")]
+    plain = [line for line in lines if line.startswith("Harvester plain:")]
+    assert any("writes batches of 2 records, not the harvester's 4" in line for line in drafts)
+    assert any("6 records after 3 batches" in line for line in drafts)
+    assert not any("writes batches of" in line for line in plain)
+    assert any("6 records after 2 batches" in line for line in plain)

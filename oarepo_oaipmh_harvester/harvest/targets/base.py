@@ -105,6 +105,13 @@ class TargetAdapter(abc.ABC):
         return False
 
     @property
+    def writes_grow_with_transaction(self) -> bool:
+        """Whether a record's write costs more the more its transaction holds (a versioned
+        draft-enabled service): the run then caps its batches
+        (``OAI_HARVESTER_DRAFTS_LARGEST_BATCH``)."""
+        return False
+
+    @property
     def supports_bulk(self) -> bool:
         """Whether :meth:`write_many` may be used (asked once per adapter)."""
         return False

@@ -95,6 +95,12 @@ class DraftsServiceTarget(TargetAdapter):
         """RDM keeps a tombstone under the pid and can restore it: the pid stays tracked."""
         return callable(getattr(self.service, "restore_record", None))
 
+    @property
+    def writes_grow_with_transaction(self) -> bool:
+        """About 100 flushes a record, each walking the versioned objects of the whole
+        transaction (SQLAlchemy-Continuum)."""
+        return True
+
     def create_or_update(
         self, pid: str | None, data: dict[str, Any], uow: BulkIndexingUnitOfWork, *, restore: bool
     ) -> tuple[str, bool]:
