@@ -66,44 +66,37 @@ def build_record(
     without its metadata, with the header only in ``xml`` and the reason in ``errors``.
     """
     found = list(errors)
-    identifier, datestamp, deleted, set_specs = _read_header(element.find(_HEADER), found)
+    header = _read_header(element.find(_HEADER), found)  # identifier, datestamp, deleted, sets
+    deleted = header[2]
     xml = etree.tostring(element, encoding="unicode", with_tail=False)
     size = _utf8_size(xml, max_bytes)
+    metadata = None
     if max_bytes is not None and size > max_bytes:
         found.append(
             f"the record's XML is {size} bytes, more than the allowed {max_bytes} "
             f"(max_record_bytes); its metadata was dropped"
         )
-        return OAIRecord(
-            identifier=identifier,
-            datestamp=datestamp,
-            deleted=deleted,
-            set_specs=set_specs,
-            metadata=None,
-            xml=_header_only(identifier, datestamp, deleted, set_specs),
-            errors=tuple(found),
-        )
-    metadata = None
-    if not deleted:
-        children = metadata_elements(element)
-        if not children:
-            found.append("the record is not deleted but has no metadata")
-        elif len(children) > 1:
-            found.append(f"<metadata> has {len(children)} elements instead of one; using the first")
-        if children:
-            # A copy of its own, so that a held record pins nothing of its page: a third of
-            # what parsing it again from `xml` on first use costs (the reader's main cost).
-            metadata = copy.deepcopy(children[0])
-            metadata.tail = None
-    return OAIRecord(
-        identifier=identifier,
-        datestamp=datestamp,
-        deleted=deleted,
-        set_specs=set_specs,
-        metadata=metadata,
-        xml=xml,
-        errors=tuple(found),
-    )
+        xml = _header_only(*header)
+    elif not deleted:
+        metadata = _metadata_of(element, found)
+    return OAIRecord(*header, metadata=metadata, xml=xml, errors=tuple(found))
+
+
+def _metadata_of(record: etree._Element, errors: list[str]) -> etree._Element | None:
+    """A copy of the record's metadata element (a problem with it noted in `errors`).
+
+    A copy of its own, so that a held record pins nothing of its page: a third of what
+    parsing it again from the record's XML on first use costs (the reader's main cost).
+    """
+    children = metadata_elements(record)
+    if not children:
+        errors.append("the record is not deleted but has no metadata")
+        return None
+    if len(children) > 1:
+        errors.append(f"<metadata> has {len(children)} elements instead of one; using the first")
+    metadata = copy.deepcopy(children[0])
+    metadata.tail = None
+    return metadata
 
 
 def _utf8_size(text: str, limit: int | None) -> int:
