@@ -588,7 +588,7 @@ class _Source:
         db.session.add(OAISet(spec=spec, name=name, search_pattern=search_pattern))
         db.session.commit()
         # The set's percolator query is indexed on commit but searchable only after a refresh:
-        # a header served before it would name no set (seen once in about 30 runs).
+        # a header served before it would name no set (seen once, 2026-12-04).
         current_search_client.indices.refresh(
             index=f"{self.settings['index_prefix']}*-percolators", ignore_unavailable=True
         )
