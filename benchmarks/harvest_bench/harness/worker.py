@@ -28,7 +28,10 @@ QUIET_THRESHOLD = 10.0
 
 
 def app_config(
-    search_hosts: list[dict[str, Any]], database_uri: str, access_cache: bool = False
+    search_hosts: list[dict[str, Any]],
+    database_uri: str,
+    access_cache: bool = False,
+    job_logs: bool = True,
 ) -> dict[str, Any]:
     """The demo's configuration (demo.py), on the benchmark database."""
     # As invenio-app-rdm configures it: who holds an action, cached in Redis (a database of
@@ -50,7 +53,8 @@ def app_config(
         "SEARCH_INDEX_PREFIX": INDEX_PREFIX,
         "OAI_HARVESTER_SAMPLE_TARGET": True,
         "OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS": True,
-        "JOBS_LOGGING": False,  # job logs go to a data stream, which osmem lacks
+        # Job logs go to a data stream (from an index template), which osmem lacks.
+        "JOBS_LOGGING": job_logs,
         "CELERY_TASK_ALWAYS_EAGER": True,
         "CELERY_TASK_EAGER_PROPAGATES": True,
         "CELERY_BROKER_URL": "memory://",  # the indexer's bulk queue, consumed in-process
@@ -94,6 +98,7 @@ class PhaseWorker:
                 self.params["search_hosts"],
                 self.params["database_uri"],
                 access_cache=self.params.get("access_cache", False),
+                job_logs=self.params.get("search") != "osmem",
             ),
             **(overrides or {}),
         }
@@ -136,6 +141,7 @@ class PhaseWorker:
             db.drop_all()
         db.create_all()
         list(current_search.delete(ignore=[400, 404]))
+        list(current_search.put_index_templates())  # invenio-jobs' job-logs data stream
         list(current_search.create(ignore_existing=True))
         if self.params.get("rdm"):
             from oaiharvest_test_support.rdm import prepare_storage
