@@ -67,6 +67,7 @@ class HarvestRun:
         self.base_url: str = harvester.base_url
         self.metadata_prefix: str = harvester.metadata_prefix
         self.setspecs: list[str | None] = list(harvester.setspecs or []) or [None]
+        self.harvester_batch_size: int = settings.batch_size_of(harvester.batch_size)
         self.batch_size: int = settings.batch_size_of(
             harvester.batch_size, drafts=writer.target.writes_grow_with_transaction
         )
@@ -144,10 +145,10 @@ class HarvestRun:
         }
         for scope, window in windows.items():
             self.ledger.say(f"{scope.describe()}, window {window.describe()}")
-        if self.batch_size < self.settings.batch_size_of(self.harvester.batch_size):
+        if self.batch_size < self.harvester_batch_size:
             self.ledger.say(
                 f"writes batches of {self.batch_size} records, not the harvester's "
-                f"{self.settings.batch_size_of(self.harvester.batch_size)}: each record's write into this draft-enabled "
+                f"{self.harvester_batch_size}: each record's write into this draft-enabled "
                 f"target costs more the larger its batch (OAI_HARVESTER_DRAFTS_LARGEST_BATCH)"
             )
         summary.window = windows[scopes[0]]
