@@ -48,7 +48,9 @@ def _full_steps_by_count(phases: dict[str, Any], phase: str) -> Iterator[tuple[s
 def _batch_spread(step: Step) -> str:
     spread = "+".join(str(b) for b in step.get("batches_per_worker", []))
     own = step.get("batches_written_by_the_run_itself", 0)
-    return f"  batches by worker: {spread or '-'}, by the run: {own}"
+    tasks = sum((step.get("site_tasks") or {}).values())
+    site = f"; the site's tasks run by the workers: {tasks}" if "site_tasks" in step else ""
+    return f"  batches by worker: {spread or '-'}, by the run: {own}{site}"
 
 
 def print_report(results: dict[str, Any], args: argparse.Namespace) -> None:
@@ -285,6 +287,25 @@ def print_targets(results: dict[str, Any], out: TextIO) -> None:
             f"   target >= 100{_verdict(s['rdm_reharvest_speedup'], 100)}",
             file=out,
         )
+    for count, outcome in phases.get("rdm_workers", {}).items():
+        step = outcome["steps"]["full"]
+        if "celery_rss_peak_mb" not in step:
+            continue
+        starts = min(each["start_mb"] for each in step["celery_rss_mb"])
+        print(
+            f"  Celery workers' peak RSS, {count} worker(s): {step['celery_rss_peak_mb']:.0f} MB "
+            f"(at the start {starts:.0f} MB; the most one grew: "
+            f"{step['celery_rss_growth_mb']:+.0f} MB)",
+            file=out,
+        )
+        other = (results.get("compare") or {}).get("rdm_workers_rss_peak_mb", {}).get(count)
+        if other is not None:
+            delta = step["celery_rss_peak_mb"] - other
+            print(
+                f"    vs N={results['compare']['rdm_records']}: {delta:+.0f} MB"
+                f"   target <= +50 MB{'  met' if delta <= 50 else '  NOT met'}",
+                file=out,
+            )
     if "fetch" in phases:
         print(
             f"  our reader / plain sickle (fetch)      {_fmt(s.get('reader_over_sickle'), '.2f'):>7}"
@@ -317,7 +338,7 @@ def print_targets(results: dict[str, Any], out: TextIO) -> None:
             f"ru_maxrss of the worker {phases['ours']['process']['ru_maxrss_mb']:.0f} MB)",
             file=out,
         )
-        if results.get("compare"):
+        if (results.get("compare") or {}).get("rss_peak_mb") is not None:
             other = results["compare"]
             delta = full["rss_peak_mb"] - other["rss_peak_mb"]
             print(

@@ -9,12 +9,25 @@ from typing import Any
 
 
 def load_comparison(path: str) -> dict[str, Any]:
-    """The N and the full harvest's peak RSS of an earlier run's JSON (`--compare`)."""
+    """The N and the peak RSS of an earlier run's JSON (`--compare`): the full harvest's, and
+    the Celery workers' of each RDM workers step."""
     other = json.loads(Path(path).read_text())
-    other_full = other["phases"]["ours"]["steps"]["full"]
+    phases = other["phases"]
+    other_full = phases.get("ours", {}).get("steps", {}).get("full")
     return {
         "records": other["arguments"]["records"],
-        "rss_peak_mb": other_full["rss_peak_mb"],
+        "rdm_records": other["arguments"].get("rdm_records"),
+        "rss_peak_mb": other_full["rss_peak_mb"] if other_full else None,
+        "rdm_workers_rss_peak_mb": _workers_rss(phases),
+    }
+
+
+def _workers_rss(phases: dict[str, Any]) -> dict[str, float]:
+    """The largest peak RSS of a Celery worker in each RDM workers step, by worker count."""
+    return {
+        count: outcome["steps"]["full"]["celery_rss_peak_mb"]
+        for count, outcome in phases.get("rdm_workers", {}).items()
+        if "celery_rss_peak_mb" in outcome["steps"]["full"]
     }
 
 
@@ -62,6 +75,7 @@ def build_summary(results: dict[str, Any]) -> dict[str, Any]:
     summary["reader_over_sickle"] = _ratio(
         _rate(steps.get("fetch.our_reader")), _rate(steps.get("fetch.sickle"))
     )
+    summary["rdm_workers_rss_peak_mb"] = _workers_rss(results["phases"])
     rdm_rates = [_rate(step) for step in (rdm_full, *rdm_workers.values())]
     summary["rdm_best_records_per_second"] = max(filter(None, rdm_rates), default=None)
     summary["rdm_hours_for_200000"] = (

@@ -14,16 +14,21 @@ from typing import Any
 
 
 class RssSampler(threading.Thread):
-    """Peak RSS of this process, sampled with psutil; `reset` starts a new step."""
+    """Peak RSS of this process and of the processes it is told to `watch` (the Celery
+    workers of the workers phases), sampled with psutil; `reset` starts a new step."""
 
     def __init__(self, interval: float = 0.02) -> None:
         super().__init__(daemon=True, name="rss-sampler")
         import psutil
 
+        self._psutil = psutil
         self._process = psutil.Process()
         self.interval = interval
         self._stop_event = threading.Event()
         self.start_rss = self.peak = self._process.memory_info().rss
+        self._watched: dict[int, Any] = {}
+        self.watched_start: dict[int, int] = {}
+        self.watched_peak: dict[int, int] = {}
 
     def run(self) -> None:
         """Sample until `stop`, keeping the highest RSS since the last `reset`."""
@@ -31,14 +36,57 @@ class RssSampler(threading.Thread):
             rss = self._process.memory_info().rss
             if rss > self.peak:
                 self.peak = rss
+            for pid, process in list(self._watched.items()):
+                rss = self._rss_of(process)
+                if rss is not None and rss > self.watched_peak.get(pid, 0):
+                    self.watched_peak[pid] = rss
+
+    def watch(self, pids: list[int]) -> None:
+        """Sample these processes too (their start RSS is now); an empty list stops it."""
+        self._watched = {pid: self._psutil.Process(pid) for pid in pids}
+        self._reset_watched()
+
+    def _rss_of(self, process: Any) -> int | None:
+        try:
+            return process.memory_info().rss
+        except self._psutil.Error:  # the worker has stopped
+            return None
+
+    def _reset_watched(self) -> None:
+        rss = {pid: self._rss_of(process) for pid, process in self._watched.items()}
+        self.watched_start = {pid: value for pid, value in rss.items() if value is not None}
+        self.watched_peak = dict(self.watched_start)
 
     def reset(self) -> None:
         """Start a new step: its start and peak are the RSS now."""
         self.start_rss = self.peak = self._process.memory_info().rss
+        self._reset_watched()
 
     def current(self) -> int:
         """The RSS now, in bytes (a step's end may come between two samples)."""
         return self._process.memory_info().rss
+
+    def watched_summary(self) -> dict[str, Any]:
+        """Start and peak RSS (MB) of each watched process during the step, and the largest."""
+        for pid, process in self._watched.items():
+            rss = self._rss_of(process)
+            if rss is not None and rss > self.watched_peak.get(pid, 0):
+                self.watched_peak[pid] = rss
+        each = [
+            {
+                "pid": pid,
+                "start_mb": self.watched_start[pid] / 2**20,
+                "peak_mb": self.watched_peak.get(pid, self.watched_start[pid]) / 2**20,
+            }
+            for pid in self.watched_start
+        ]
+        if not each:
+            return {}
+        return {
+            "celery_rss_mb": each,
+            "celery_rss_peak_mb": max(entry["peak_mb"] for entry in each),
+            "celery_rss_growth_mb": max(entry["peak_mb"] - entry["start_mb"] for entry in each),
+        }
 
     def stop(self) -> None:
         """End the sampling thread."""

@@ -205,6 +205,7 @@ class PhaseWorker:
         result["records_per_second"] = records / seconds if seconds > 0 else None
         result["rss_start_mb"] = self.sampler.start_rss / 2**20
         result["rss_peak_mb"] = peak / 2**20
+        result.update(self.sampler.watched_summary())
         if self.counters is not None:
             result.update(self.counters.snapshot())
             if records:

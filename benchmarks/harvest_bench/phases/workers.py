@@ -21,8 +21,12 @@ def phase_workers(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]
     (0: the run writes them itself), solo pool, on the Redis at `CELERY_BROKER` (flushed first).
 
     With `params["rdm"]` the target is InvenioRDM and the workers' app is rdm_target's.
+    The workers consume the site's default queue too, as a site's workers do: the tasks that
+    the target's service sends after each commit (InvenioRDM registers every new record's
+    PIDs in two) run on the same cores, and the clock stops when they are done.
     """
     import redis
+    from celery import current_app as current_celery
     from invenio_access.permissions import system_identity
     from invenio_db import db
     from invenio_jobs.models import Job, Run, RunStatusEnum
@@ -60,13 +64,18 @@ def phase_workers(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]
         import rdm_target
 
         app_module = rdm_target.CELERY_APP
+    site_queue = current_celery.conf.task_default_queue
     processes = (
-        start_celery_workers(env, queue, count, name="bench", app_module=app_module)
+        start_celery_workers(
+            env, f"{queue},{site_queue}", count, name="bench", app_module=app_module
+        )
         if count
         else []
     )
-    # The step's CPU meter gives the Celery workers a column of their own.
+    # The step's CPU meter gives the Celery workers a column of their own, and its RSS
+    # sampler their memory.
     worker.params["celery_pids"] = [process.pid for process in processes]
+    worker.sampler.watch(worker.params["celery_pids"])
     n = params["records"]
     who = f"{count} Celery worker process(es)" if count else "the run's own process"
     log(f"workers: full harvest of {n} records written by {who}")
@@ -79,6 +88,8 @@ def phase_workers(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]
             db.session.add(run)
             db.session.commit()
             execute_run.apply(kwargs={"run_id": run.id, "identity_id": "system"})
+            if processes:
+                result["site_tasks"] = _wait_for_site_tasks(processes, site_queue)
             db.session.expire_all()
             run = db.session.get(Run, run.id)
             result.update(
@@ -102,5 +113,34 @@ def phase_workers(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]
         result["batches_per_worker"] = sorted(writers.values(), reverse=True)
         result["stored"] = worker.stored()
     finally:
+        worker.sampler.watch([])
         stop_celery_workers(processes)
     return {"steps": {"full": result}}
+
+
+_TASK_LINE = re.compile(r"Task ([\w.]+)\[[^\]]+\] (received|succeeded|failed|raised)")
+
+
+def _wait_for_site_tasks(processes: list[Any], site_queue: str, timeout: float = 1800.0) -> dict:
+    """Wait until the site's queue is empty and every task the workers received has ended;
+    the count of each task (by name) that is not a harvest subtask."""
+    import time
+
+    import redis
+    from oaiharvest_test_support.workers import worker_log
+
+    broker = redis.Redis.from_url(CELERY_BROKER)
+    deadline = time.monotonic() + timeout
+    while True:
+        received: Counter[str] = Counter()
+        ended: Counter[str] = Counter()
+        for process in processes:
+            text = worker_log(process).read_text(errors="replace")
+            for name, what in _TASK_LINE.findall(text):
+                (received if what == "received" else ended)[name] += 1
+        if broker.llen(site_queue) == 0 and received == ended:
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the site's tasks did not end within {timeout:.0f} s")
+        time.sleep(0.2)
+    return {name: n for name, n in ended.items() if not name.startswith("oarepo_oaipmh_harvester.")}

@@ -32,7 +32,8 @@ def start_celery_workers(
     pool: str = "solo",
     concurrency: int = 1,
 ) -> list[subprocess.Popen]:
-    """Start `count` `celery worker` processes of `app_module` consuming `queue`.
+    """Start `count` `celery worker` processes of `app_module` consuming `queue` (several:
+    comma-separated, as ``celery worker -Q`` takes them).
 
     Solo pool by default: one task at a time each, like a small worker; ``pool="prefork"``
     forks `concurrency` pool processes from each, as an InvenioRDM instance's worker does.
@@ -52,6 +53,7 @@ def start_celery_workers(
             process = subprocess.Popen(
                 command, env=dict(env), stdout=subprocess.DEVNULL, stderr=log
             )
+        process.log_path = log_path  # type: ignore[attr-defined]
         processes.append((process, log_path))
     deadline = time.monotonic() + ready_timeout
     for process, log_path in processes:
@@ -61,6 +63,11 @@ def start_celery_workers(
                 raise RuntimeError(f"A Celery worker did not start; see {log_path}")
             time.sleep(0.2)
     return [process for process, _ in processes]
+
+
+def worker_log(process: subprocess.Popen) -> Path:
+    """Where a worker started by :func:`start_celery_workers` writes its log."""
+    return process.log_path  # type: ignore[attr-defined]
 
 
 def stop_celery_workers(processes: list[subprocess.Popen], timeout: float = 20.0) -> None:
