@@ -27,6 +27,7 @@ from .arguments import task_run_request
 from .harvest.assembly import make_writer, run_harvest
 from .harvest.counts import describe_error
 from .harvest.fanout import write_subtask
+from .harvest.memory import worker_process_scope
 from .harvest.results import RunOutcome
 from .harvest.stopping import RunStopped, StopSignal, end_run_cancelled
 from .signals import harvest_finished
@@ -168,4 +169,7 @@ def enqueue_batch(subtask_run_id: str, queue: str | None) -> None:
 @shared_task(ignore_result=True, acks_late=True)
 def write_harvest_batch(subtask_run_id: str) -> None:
     """Write one batch of a fanned-out run (an invenio-jobs subtask of that run)."""
-    write_subtask(uuid.UUID(subtask_run_id), make_writer)
+    if write_harvest_batch.request.is_eager:  # in the caller's process, which is not ours
+        write_subtask(uuid.UUID(subtask_run_id), make_writer)
+    else:
+        write_subtask(uuid.UUID(subtask_run_id), make_writer, scope=worker_process_scope)

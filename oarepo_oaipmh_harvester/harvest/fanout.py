@@ -20,6 +20,7 @@ import socket
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -75,8 +76,17 @@ def claim_subtask(subtask_run_id: uuid.UUID) -> Run | None:
     return db.session.get(Run, subtask_run_id) if claimed else None
 
 
-def write_subtask(subtask_run_id: uuid.UUID, writer_factory: WriterFactory) -> bool:
-    """Write one subtask's batch (if nobody else has); returns whether this process did it."""
+def write_subtask(
+    subtask_run_id: uuid.UUID,
+    writer_factory: WriterFactory,
+    *,
+    scope: Callable[[], AbstractContextManager[None]] = run_scope,
+) -> bool:
+    """Write one subtask's batch (if nobody else has); returns whether this process did it.
+
+    `scope`: the garbage collector's regime while writing (``memory``): a run's by default,
+    ``worker_process_scope`` in a Celery worker.
+    """
     run = claim_subtask(subtask_run_id)
     if run is None:
         return False
@@ -93,7 +103,7 @@ def write_subtask(subtask_run_id: uuid.UUID, writer_factory: WriterFactory) -> b
         return True
     try:
         writer = writer_factory(args["harvester_id"], parent_id)
-        with run_scope():
+        with scope():
             counts = writer.write_batch(deserialize_batch(items))
         error = None
     except Exception as failure:  # noqa: BLE001 - recorded on the subtask, the parent decides

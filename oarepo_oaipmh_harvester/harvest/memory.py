@@ -42,6 +42,31 @@ def run_scope() -> Iterator[None]:
                 gc.unfreeze()
 
 
+_frozen_for_the_process = False
+
+
+@contextmanager
+def worker_process_scope() -> Iterator[None]:
+    """A Celery worker's batch: the first freezes what the process holds, for good.
+
+    A worker writes batch after batch and runs other tasks between them (InvenioRDM
+    registers each new record's PIDs in two). Freezing and unfreezing around every batch
+    handed their garbage, and each batch's leftovers, back to the oldest generation, which
+    Python collects rarely; Python's memory arenas, once grown for that garbage, stay
+    (measured: a worker grew by 180 MB over 5,000 records). Frozen once, as the ``gc``
+    documentation advises for forked workers, the process's application is never looked at
+    again, and each batch's collection frees what was made since the last, other tasks'
+    included.
+    """
+    global _frozen_for_the_process, _open_scopes
+    with _lock:
+        if not _frozen_for_the_process:
+            gc.freeze()
+            _frozen_for_the_process = True
+            _open_scopes += 1  # this scope lasts as long as the process
+    yield
+
+
 def collect_written_batch() -> None:
     """Free the cycles of a batch's records, inside a run scope only (cheap only there)."""
     if _open_scopes:

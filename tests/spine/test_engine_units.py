@@ -259,3 +259,48 @@ def test_a_run_scope_freezes_the_application_and_collects_the_batch_cycles():
         gc.enable()
     gc.collect()
     assert outside_ref() is None
+
+
+# Run in a fresh interpreter: a worker's scope freezes its process for good.
+_A_WORKER_WRITES_TWO_BATCHES = """
+import gc, weakref
+from oarepo_oaipmh_harvester.harvest.memory import (
+    collect_written_batch, run_scope, worker_process_scope,
+)
+
+class Cycle:
+    def __init__(self):
+        self.me = self
+
+def another_task():  # InvenioRDM's PID registration, run by the worker between two batches
+    cycle = Cycle()
+    return weakref.ref(cycle)
+
+gc.disable()  # no automatic collection may free the cycles instead of the batches
+with worker_process_scope():
+    assert gc.get_freeze_count() > 0
+    collect_written_batch()
+assert gc.get_freeze_count() > 0, "still frozen between batches"
+left_between = another_task()
+with worker_process_scope():  # frozen again, it would keep the other task's cycle
+    collect_written_batch()
+    assert left_between() is None, "the batch collected what the other task left"
+with run_scope():  # a run of this process's own: the worker's freeze stays
+    pass
+assert gc.get_freeze_count() > 0
+print("worker ok")
+"""
+
+
+def test_a_worker_process_freezes_once_and_each_batch_collects_what_other_tasks_left():
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _A_WORKER_WRITES_TWO_BATCHES],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "worker ok"
