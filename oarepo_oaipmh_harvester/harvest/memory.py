@@ -61,6 +61,8 @@ def worker_process_scope() -> Iterator[None]:
     global _frozen_for_the_process, _open_scopes
     with _lock:
         if not _frozen_for_the_process:
+            # Once per process: what the worker's earlier tasks left is freed, not frozen.
+            gc.collect()
             gc.freeze()
             _frozen_for_the_process = True
             _open_scopes += 1  # this scope lasts as long as the process

@@ -277,7 +277,9 @@ def another_task():  # InvenioRDM's PID registration, run by the worker between 
     return weakref.ref(cycle)
 
 gc.disable()  # no automatic collection may free the cycles instead of the batches
+left_before = another_task()  # a task the worker ran before its first batch
 with worker_process_scope():
+    assert left_before() is None, "freed before the freeze, not frozen for good"
     assert gc.get_freeze_count() > 0
     collect_written_batch()
 assert gc.get_freeze_count() > 0, "still frozen between batches"
