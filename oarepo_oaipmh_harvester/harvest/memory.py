@@ -11,6 +11,9 @@ garbage of the run) and then collects after each batch it wrote, which costs mil
 
 Measured with ``./run.sh bench --phases rdm``: 300 records into InvenioRDM took 317 ms per
 record without this, 200 ms with it (the per-record create + publish loop: 250 ms).
+
+A Celery worker that writes batches of many runs freezes its process once, at its first
+batch, and never thaws it (:func:`worker_process_scope`); see there why.
 """
 
 from __future__ import annotations
