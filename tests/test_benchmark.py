@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
+    """fetch, rdm and rdm_workers (one real Celery worker, which runs the site's PID tasks
+    too: the clock waits for them)."""
     pytest.importorskip("invenio_rdm_records")
     database = os.environ.get("SQLALCHEMY_DATABASE_URI", "")
     if not database.startswith("postgresql"):
@@ -23,8 +25,9 @@ def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     host = search_server[0]
     report = tmp_path / "bench.json"
     result = subprocess.run(
-        [sys.executable, "benchmarks/harvest.py", "--phases", "fetch,rdm", "--records", "300"]
-        + ["--rdm-records", "6", "--quiet-wait", "0", "--json", str(report)],
+        [sys.executable, "benchmarks/harvest.py", "--phases", "fetch,rdm,rdm_workers"]
+        + ["--records", "300", "--rdm-records", "6", "--rdm-worker-counts", "1"]
+        + ["--quiet-wait", "0", "--json", str(report)],
         cwd=ROOT,
         env={
             **os.environ,
@@ -45,3 +48,9 @@ def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     for key in ("rdm_full_over_loop", "reader_over_sickle", "rdm_hours_for_200000"):
         assert summary[key] is not None and summary[key] > 0, key
     assert outcome["phases"]["fetch"]["steps"]["our_reader"]["records"] == 300
+    assert "check rdm_workers.1: 6 published records, 0 open drafts" in result.stdout
+    workers = outcome["phases"]["rdm_workers"]["1"]["steps"]["full"]
+    # InvenioRDM registers each new record's PIDs (the DOI and the OAI id) in two tasks.
+    pid_task = "invenio_rdm_records.services.pids.tasks.register_or_update_pid"
+    assert workers["site_tasks"] == {pid_task: 12}
+    assert workers["celery_rss_peak_mb"] >= workers["celery_rss_mb"][0]["start_mb"] > 0
