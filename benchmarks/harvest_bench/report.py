@@ -227,7 +227,8 @@ def print_targets(results: dict[str, Any], out: TextIO) -> None:
     s = results["summary"]
     phases = results["phases"]
     rdm = [phase for phase in RDM_PHASES if phase in phases]
-    plain = [phase for phase in phases if phase not in rdm]
+    # fetch alone is issue 26's (the reader against sickle): issue 5 needs a plain harvest.
+    plain = [phase for phase in phases if phase not in rdm and phase != "fetch"]
     if plain:
         print("\nratios and targets (issue 5)", file=out)
         print(
