@@ -169,7 +169,8 @@ def enqueue_batch(subtask_run_id: str, queue: str | None) -> None:
 @shared_task(ignore_result=True, acks_late=True)
 def write_harvest_batch(subtask_run_id: str) -> None:
     """Write one batch of a fanned-out run (an invenio-jobs subtask of that run)."""
-    if write_harvest_batch.request.is_eager:  # in the caller's process, which is not ours
+    request = write_harvest_batch.request
+    if request.is_eager or request.called_directly:  # in a caller's process, not a worker's
         write_subtask(uuid.UUID(subtask_run_id), make_writer)
     else:
         write_subtask(uuid.UUID(subtask_run_id), make_writer, scope=worker_process_scope)

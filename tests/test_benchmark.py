@@ -53,4 +53,4 @@ def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     # InvenioRDM registers each new record's PIDs (the DOI and the OAI id) in two tasks.
     pid_task = "invenio_rdm_records.services.pids.tasks.register_or_update_pid"
     assert workers["site_tasks"] == {pid_task: 12}
-    assert workers["celery_rss_peak_mb"] >= workers["celery_rss_mb"][0]["start_mb"] > 0
+    assert workers["celery_rss_mb"][0]["start_mb"] > 100  # a booted InvenioRDM worker's

@@ -284,7 +284,10 @@ with worker_process_scope():
     collect_written_batch()
 assert gc.get_freeze_count() > 0, "still frozen between batches"
 left_between = another_task()
-with worker_process_scope():  # frozen again, it would keep the other task's cycle
+kept_alive = [[] for _ in range(100)]  # frozen again, these would be counted with the rest
+frozen_before = gc.get_freeze_count()
+with worker_process_scope():
+    assert gc.get_freeze_count() <= frozen_before, "frozen once, not again at every batch"
     collect_written_batch()
     assert left_between() is None, "the batch collected what the other task left"
 with run_scope():  # a run of this process's own: the worker's freeze stays

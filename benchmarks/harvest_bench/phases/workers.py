@@ -23,7 +23,8 @@ def phase_workers(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]
     With `params["rdm"]` the target is InvenioRDM and the workers' app is rdm_target's.
     The workers consume the site's default queue too, as a site's workers do: the tasks that
     the target's service sends after each commit (InvenioRDM registers every new record's
-    PIDs in two) run on the same cores, and the clock stops when they are done.
+    PIDs in two) run on the same cores, and the clock stops when they are done. With no
+    worker (0) nothing runs those tasks: that rate leaves them out.
     """
     import redis
     from celery import current_app as current_celery
@@ -118,12 +119,14 @@ def phase_workers(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]
     return {"steps": {"full": result}}
 
 
-_TASK_LINE = re.compile(r"Task ([\w.]+)\[[^\]]+\] (received|succeeded|failed|raised)")
+_TASK_LINE = re.compile(r"Task ([\w.]+)\[([^\]]+)\] (\w+)")
+"""Celery's "Task NAME[ID] received", then "succeeded", "raised", "retry", "ignored"..."""
 
 
 def _wait_for_site_tasks(processes: list[Any], site_queue: str, timeout: float = 1800.0) -> dict:
-    """Wait until the site's queue is empty and every task the workers received has ended;
-    the count of each task (by name) that is not a harvest subtask."""
+    """Wait until no task is queued, unacknowledged or running (twice in a row: Redis hands a
+    message over before the worker logs it); the count of each task (by name) that is not a
+    harvest subtask."""
     import time
 
     import redis
@@ -131,16 +134,25 @@ def _wait_for_site_tasks(processes: list[Any], site_queue: str, timeout: float =
 
     broker = redis.Redis.from_url(CELERY_BROKER)
     deadline = time.monotonic() + timeout
-    while True:
-        received: Counter[str] = Counter()
-        ended: Counter[str] = Counter()
+    quiet_polls = 0
+    while quiet_polls < 2:
+        time.sleep(0.2)
+        if any(process.poll() is not None for process in processes):
+            raise RuntimeError("a Celery worker ended while the site's tasks ran")
+        received: dict[str, str] = {}
+        ended: set[str] = set()
         for process in processes:
             text = worker_log(process).read_text(errors="replace")
-            for name, what in _TASK_LINE.findall(text):
-                (received if what == "received" else ended)[name] += 1
-        if broker.llen(site_queue) == 0 and received == ended:
-            break
+            for name, task_id, what in _TASK_LINE.findall(text):
+                if what == "received":
+                    received[task_id] = name
+                else:
+                    ended.add(task_id)
+        idle = (
+            broker.llen(site_queue) == 0 and broker.hlen("unacked") == 0 and set(received) <= ended
+        )
+        quiet_polls = quiet_polls + 1 if idle else 0
         if time.monotonic() > deadline:
             raise RuntimeError(f"the site's tasks did not end within {timeout:.0f} s")
-        time.sleep(0.2)
-    return {name: n for name, n in ended.items() if not name.startswith("oarepo_oaipmh_harvester.")}
+    names = Counter(received[task_id] for task_id in ended if task_id in received)
+    return {name: n for name, n in names.items() if not name.startswith("oarepo_oaipmh_harvester.")}
