@@ -36,10 +36,13 @@ class RssSampler(threading.Thread):
             rss = self._process.memory_info().rss
             if rss > self.peak:
                 self.peak = rss
-            for pid, process in list(self._watched.items()):
-                rss = self._rss_of(process)
-                if rss is not None and rss > self.watched_peak.get(pid, 0):
-                    self.watched_peak[pid] = rss
+            self._sample_watched()
+
+    def _sample_watched(self) -> None:
+        for pid, process in list(self._watched.items()):
+            rss = self._rss_of(process)
+            if rss is not None and rss > self.watched_peak.get(pid, 0):
+                self.watched_peak[pid] = rss
 
     def watch(self, pids: list[int]) -> None:
         """Sample these processes too (their start RSS is now); an empty list stops it."""
@@ -68,10 +71,7 @@ class RssSampler(threading.Thread):
 
     def watched_summary(self) -> dict[str, Any]:
         """Start and peak RSS (MB) of each watched process during the step, and the largest."""
-        for pid, process in self._watched.items():
-            rss = self._rss_of(process)
-            if rss is not None and rss > self.watched_peak.get(pid, 0):
-                self.watched_peak[pid] = rss
+        self._sample_watched()  # the step's end may come between two samples
         each = [
             {
                 "pid": pid,

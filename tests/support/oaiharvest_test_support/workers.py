@@ -40,7 +40,7 @@ def start_celery_workers(
     Returns once every one has said it is ready (its log is in the temporary directory,
     named after it: :func:`worker_log`).
     """
-    processes: list[tuple[subprocess.Popen, Path]] = []
+    processes: list[subprocess.Popen] = []
     for number in range(count):
         node = f"{name}{number}-{os.getpid()}"
         log_path = Path(tempfile.gettempdir()) / f"{node}.log"
@@ -54,15 +54,15 @@ def start_celery_workers(
                 command, env=dict(env), stdout=subprocess.DEVNULL, stderr=log
             )
         process.log_path = log_path  # type: ignore[attr-defined]
-        processes.append((process, log_path))
+        processes.append(process)
     deadline = time.monotonic() + ready_timeout
-    for process, log_path in processes:
-        while "ready." not in log_path.read_text(errors="replace"):
+    for process in processes:
+        while "ready." not in worker_log(process).read_text(errors="replace"):
             if process.poll() is not None or time.monotonic() > deadline:
-                stop_celery_workers([p for p, _ in processes])
-                raise RuntimeError(f"A Celery worker did not start; see {log_path}")
+                stop_celery_workers(processes)
+                raise RuntimeError(f"A Celery worker did not start; see {worker_log(process)}")
             time.sleep(0.2)
-    return [process for process, _ in processes]
+    return processes
 
 
 def worker_log(process: subprocess.Popen) -> Path:
