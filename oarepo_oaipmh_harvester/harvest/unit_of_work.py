@@ -1,8 +1,10 @@
 """A unit of work that indexes a whole batch in one bulk request after the commit.
 
 Decision owned here: when search documents are built (before the commit, while the records
-are loaded) and sent (one ``_bulk`` request per search client after it), and which records
-did not reach the index (:class:`IndexFailure`), never raised once the data is committed.
+are loaded) and sent (one ``_bulk`` request per search client after it), which records
+did not reach the index (:class:`IndexFailure`), never raised once the data is committed,
+and that a draft-enabled service's re-index of a record's versions goes into the same
+request instead of the indexer's queue (each record is indexed once, not twice).
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ from invenio_records_resources.services.uow import (
     RecordDeleteOp,
 )
 from opensearchpy.helpers import bulk
+
+try:  # draft-enabled services re-index a record's versions when its parent is committed
+    from invenio_drafts_resources.services.records.uow import ParentRecordCommitOp
+except ImportError:  # pragma: no cover - exercised only without invenio-drafts-resources
+    ParentRecordCommitOp = None
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +44,7 @@ class _Mark:
     operations: int
     index_actions: int
     bulk_index_ops: int
+    parent_ops: int
 
 
 class BulkIndexingUnitOfWork(UnitOfWork):
@@ -48,6 +56,10 @@ class BulkIndexingUnitOfWork(UnitOfWork):
     client once the transaction has committed, built with the service's own indexer (same
     index, dumper and versioning). The documents are dumped just before the commit, while
     the records are still loaded: after it every record would be read again.
+    A parent's commit (invenio-drafts-resources) would send the ids of all the record's
+    versions and drafts to the indexer's queue, which a site's beat task consumes later:
+    every harvested record would be read, dumped and indexed a second time. Here those
+    versions join the batch's request, unless they are in it already.
     ``mark``/``discard_since`` let the writer drop the operations of records whose
     savepoint was rolled back, so that nothing is indexed that was not committed.
     """
@@ -56,6 +68,7 @@ class BulkIndexingUnitOfWork(UnitOfWork):
         super().__init__(session)
         self._pending: list[tuple[str, Any, Any]] = []
         self._bulk_index_ops: list[RecordBulkIndexOp] = []
+        self._parent_ops: list[Any] = []
         self.index_errors: list[str] = []
         self.index_failures: list[IndexFailure] = []
         self.side_effect_errors: list[str] = []
@@ -63,7 +76,10 @@ class BulkIndexingUnitOfWork(UnitOfWork):
 
     def register(self, op: Operation) -> None:
         """Apply the operation's database part now; queue its indexing part."""
-        if isinstance(op, RecordCommitOp) and op._indexer is not None:
+        if _reindexes_versions(op):
+            op.on_register(self)
+            self._parent_ops.append(op)
+        elif isinstance(op, RecordCommitOp) and op._indexer is not None:
             op.on_register(self)
             self._pending.append(("index", op._indexer, op._record))
         elif isinstance(op, RecordDeleteOp) and op._indexer is not None:
@@ -83,19 +99,26 @@ class BulkIndexingUnitOfWork(UnitOfWork):
 
     def mark(self) -> _Mark:
         """A position to roll the registered operations back to."""
-        return _Mark(len(self._operations), len(self._pending), len(self._bulk_index_ops))
+        return _Mark(
+            len(self._operations),
+            len(self._pending),
+            len(self._bulk_index_ops),
+            len(self._parent_ops),
+        )
 
     def discard_since(self, mark: _Mark) -> None:
         """Forget operations registered after `mark` (their savepoint was rolled back)."""
         del self._operations[mark.operations :]
         del self._pending[mark.index_actions :]
         del self._bulk_index_ops[mark.bulk_index_ops :]
+        del self._parent_ops[mark.parent_ops :]
 
     def roll_back_everything(self) -> None:
         """Forget every operation and roll the transaction back (a dry run keeps nothing)."""
         self._operations.clear()
         self._pending.clear()
         self._bulk_index_ops.clear()
+        self._parent_ops.clear()
         self.session.rollback()
 
     def commit(self) -> None:
@@ -117,6 +140,7 @@ class BulkIndexingUnitOfWork(UnitOfWork):
         self._mark_dirty()
         self._pending = []
         self._bulk_index_ops = []
+        self._parent_ops = []
         # From here on the data is committed: an indexing failure is reported, never raised
         # (the database is the source of truth; a reindex repairs the index).
         for client, actions in by_client.values():
@@ -139,13 +163,32 @@ class BulkIndexingUnitOfWork(UnitOfWork):
 
     def _build_actions(self) -> dict[int, tuple[Any, list[dict]]]:
         pending = list(self._pending)
-        queued = {str(record.id) for action, _, record in pending if action == "index"}
-        for op in self._bulk_index_ops:
-            missing = [i for i in op._records_iter if str(i) not in queued]
+        # Keyed by record class too: a draft and its published record share their id.
+        queued = {(type(r), str(r.id)) for action, _, r in pending if action == "index"}
+
+        def add(indexer: Any, record_cls: Any, ids: Any) -> None:
+            missing = [i for i in ids if (record_cls, str(i)) not in queued]
             if missing:
-                records = op._indexer.record_cls.get_records(missing)
-                pending.extend(("index", op._indexer, record) for record in records)
-                queued.update(str(i) for i in missing)
+                records = record_cls.get_records(missing)
+                pending.extend(("index", indexer, record) for record in records)
+                queued.update((record_cls, str(i)) for i in missing)
+
+        for op in self._bulk_index_ops:
+            add(op._indexer, op._indexer.record_cls, op._records_iter)
+        parents: set[str] = set()
+        for op in self._parent_ops:
+            if str(op._record.id) in parents:
+                continue
+            parents.add(str(op._record.id))
+            try:
+                records_ids, drafts_ids = op._get_siblings()
+                add(op._record_indexer, op._record_cls, records_ids)
+                add(op._draft_indexer, op._draft_cls, drafts_ids)
+            except Exception as error:  # noqa: BLE001 - the records themselves are written
+                log.error(
+                    "versions of parent %s left to the indexer's queue: %r", op._record.id, error
+                )
+                self._operations.append(op)  # queued after the commit, as the service would
         # Grouped by search client, not by indexer: services build a new indexer object on
         # every access, and one request per record is exactly what this class avoids.
         by_client: dict[int, tuple[Any, list[dict]]] = {}
@@ -165,6 +208,15 @@ class BulkIndexingUnitOfWork(UnitOfWork):
             client = indexer.client
             by_client.setdefault(id(client), (client, []))[1].append(document)
         return by_client
+
+
+def _reindexes_versions(op: Operation) -> bool:
+    """A parent's commit that re-indexes the record's versions and drafts."""
+    return (
+        ParentRecordCommitOp is not None
+        and isinstance(op, ParentRecordCommitOp)
+        and op._indexer_context is not None
+    )
 
 
 def _already_gone(error: Any) -> bool:

@@ -17,6 +17,8 @@ from invenio_pidstore.errors import PIDDeletedError
 from invenio_rdm_records.services import RDMRecordService
 from invenio_rdm_records.services.errors import RecordDeletedException
 from invenio_records_resources.proxies import current_service_registry
+from invenio_search.proxies import current_search, current_search_client
+from invenio_search.utils import build_alias_name
 from lxml import etree
 
 from oarepo_oaipmh_harvester.harvest.assembly import current_settings
@@ -367,3 +369,60 @@ def test_batches_into_a_drafts_target_are_capped(rdm, provider, app, monkeypatch
     assert any("6 records after 3 batches" in line for line in drafts)
     assert not any("writes batches of" in line for line in plain)
     assert any("6 records after 2 batches" in line for line in plain)
+
+
+def _queued_for_indexing(service: Any) -> int:
+    """Documents that the records indexer's queue still holds (processing it, as a site's
+    beat task does, indexes them)."""
+    indexed, failed = service.indexer.process_bulk_queue()
+    return indexed + failed
+
+
+def test_each_harvested_record_is_indexed_once_not_queued_again(rdm, provider):
+    """Publishing commits the record's parent, which would queue the ids of all its
+    versions for a second indexing; the batch's bulk request has them already."""
+    _queued_for_indexing(rdm)  # what earlier tests left in the in-memory queue
+    harvest_into_rdm(provider)
+
+    assert run_harvest("test").counts.created == 6
+
+    assert _queued_for_indexing(rdm) == 0
+    assert len(published_titles(rdm)) == 6
+
+
+def test_a_new_version_reindexes_the_earlier_one_in_the_same_request(rdm):
+    """The earlier version's document says it is no longer the latest once the batch is
+    committed, without waiting for the indexer's queue."""
+    from invenio_rdm_records.records.api import RDMRecord
+
+    data = {
+        "access": {"record": "public", "files": "public"},
+        "files": {"enabled": False},
+        "metadata": {
+            "resource_type": {"id": "publication"},
+            "creators": [{"person_or_org": {"type": "personal", "family_name": "Novák"}}],
+            "title": "Version one",
+            "publication_date": "2020-06",
+        },
+    }
+    first = rdm.publish(system_identity, rdm.create(system_identity, data).id).id
+    _queued_for_indexing(rdm)
+    draft = rdm.new_version(system_identity, first)
+    data["metadata"]["title"] = "Version two"
+    rdm.update_draft(system_identity, draft.id, data)
+
+    with BulkIndexingUnitOfWork(db.session) as uow:
+        second = rdm.publish(system_identity, draft.id, uow=uow).id
+        uow.commit()
+
+    assert _queued_for_indexing(rdm) == 0
+    assert not uow.index_failures
+    current_search.flush_and_refresh(RDMRecord.index._name)
+    documents = {
+        hit["_id"]: hit["_source"]
+        for hit in current_search_client.search(
+            index=build_alias_name(RDMRecord.index._name), body={"query": {"match_all": {}}}
+        )["hits"]["hits"]
+    }
+    latest = {doc["id"]: doc["versions"]["is_latest"] for doc in documents.values()}
+    assert latest == {first: False, second: True}
