@@ -48,9 +48,15 @@ def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     for key in ("rdm_full_over_loop", "reader_over_sickle", "rdm_hours_for_200000"):
         assert summary[key] is not None and summary[key] > 0, key
     assert outcome["phases"]["fetch"]["steps"]["our_reader"]["records"] == 300
+    # Each record the loop published is queued to be indexed again (its versions, by the
+    # parent's commit); the harvest indexes each once, in its batch's request.
+    rdm_steps = outcome["phases"]["rdm"]["steps"]
+    assert rdm_steps["create_publish_each"]["queued_documents"] == 6
+    assert rdm_steps["full"]["queued_documents"] == 0
     assert "check rdm_workers.1: 6 published records, 0 open drafts" in result.stdout
     workers = outcome["phases"]["rdm_workers"]["1"]["steps"]["full"]
     # InvenioRDM registers each new record's PIDs (the DOI and the OAI id) in two tasks.
     pid_task = "invenio_rdm_records.services.pids.tasks.register_or_update_pid"
     assert workers["site_tasks"] == {pid_task: 12}
+    assert workers["queued_documents"] == 0
     assert workers["celery_rss_mb"][0]["start_mb"] > 100  # a booted InvenioRDM worker's

@@ -360,9 +360,11 @@ def print_checks(results: dict[str, Any], out: TextIO) -> None:
     ]
     for label, step in rdm_checks:
         stored = step.get("stored") or {}
+        queued = step.get("queued_documents")
         print(
             f"  check {label}: {stored.get('published')} published records, "
             f"{stored.get('open_drafts')} open drafts, {stored.get('tombstones')} tombstones"
+            + (f"; indexed again from the indexers' queues: {queued}" if queued is not None else "")
             + (f"; run {step['run_status']}" if step.get("run_status") else "")
             + (f"; errors {step['first_errors']}" if step.get("first_errors") else ""),
             file=out,

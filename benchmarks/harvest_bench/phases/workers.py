@@ -24,7 +24,9 @@ def phase_workers(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]
     The workers consume the site's default queue too, as a site's workers do: the tasks that
     the target's service sends after each commit (InvenioRDM registers every new record's
     PIDs in two) run on the same cores, and the clock stops when they are done. With no
-    worker (0) nothing runs those tasks: that rate leaves them out.
+    worker (0) nothing runs those tasks: that rate leaves them out. What the indexers'
+    queues hold then is indexed by this process, on the clock (a site's beat task has a
+    worker do it).
     """
     import redis
     from celery import current_app as current_celery
@@ -91,6 +93,8 @@ def phase_workers(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]
             execute_run.apply(kwargs={"run_id": run.id, "identity_id": "system"})
             if processes:
                 result["site_tasks"] = _wait_for_site_tasks(processes, site_queue)
+            if rdm:  # what a site's beat task has its workers do, done here
+                result["queued_documents"] = rdm_target.index_queued_documents()
             db.session.expire_all()
             run = db.session.get(Run, run.id)
             result.update(
