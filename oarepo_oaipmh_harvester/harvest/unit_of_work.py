@@ -21,11 +21,6 @@ from invenio_records_resources.services.uow import (
 )
 from opensearchpy.helpers import bulk
 
-try:  # draft-enabled services re-index a record's versions when its parent is committed
-    from invenio_drafts_resources.services.records.uow import ParentRecordCommitOp
-except ImportError:  # pragma: no cover - exercised only without invenio-drafts-resources
-    ParentRecordCommitOp = None
-
 log = logging.getLogger(__name__)
 
 
@@ -211,11 +206,11 @@ class BulkIndexingUnitOfWork(UnitOfWork):
 
 
 def _reindexes_versions(op: Operation) -> bool:
-    """A parent's commit that re-indexes the record's versions and drafts."""
-    return (
-        ParentRecordCommitOp is not None
-        and isinstance(op, ParentRecordCommitOp)
-        and op._indexer_context is not None
+    """A parent's commit that re-indexes the record's versions and drafts
+    (invenio-drafts-resources' ``ParentRecordCommitOp``, recognised by what it does: only the
+    drafts adapter may import the drafts packages)."""
+    return callable(getattr(op, "_get_siblings", None)) and (
+        getattr(op, "_indexer_context", None) is not None
     )
 
 
