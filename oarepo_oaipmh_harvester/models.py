@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sqlalchemy as sa
 from invenio_db import db
+from invenio_pidstore.models import PersistentIdentifier
 from sqlalchemy.dialects import postgresql
 from sqlalchemy_utils.types import UUIDType
 
@@ -91,3 +93,17 @@ class OAIHarvestedRecord(db.Model):
     # local_pid alone: an index led by harvester_id tempts the planner, before the table has
     # statistics, to scan a harvester's whole range for each batch's identifier look-up.
     __table_args__ = (db.Index("ix_oai_harvested_record_local_pid", "local_pid"),)
+
+
+# Who holds a harvested DOI is asked for each new record, and DOIs compare without regard to
+# case (harvest/targets/drafts.py). invenio-pidstore indexes (pid_type, pid_value) only, so
+# that look-up read every DOI of the site: a first harvest of N records read N**2 rows.
+# Created with invenio-pidstore's table (and by migration 1764410006 where it exists), not
+# declared on its model: invenio-db's naming-convention migration would take it for the
+# model's unique index on the same columns and rename that one.
+DOI_HOLDER_INDEX = "ix_oai_harvester_pidstore_pid_lower_value"
+sa.event.listen(
+    PersistentIdentifier.__table__,
+    "after_create",
+    sa.DDL(f"CREATE INDEX {DOI_HOLDER_INDEX} ON pidstore_pid (pid_type, lower(pid_value))"),
+)
