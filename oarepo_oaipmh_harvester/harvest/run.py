@@ -151,6 +151,8 @@ class HarvestRun:
                 f"{self.harvester_batch_size}: each record's write into this draft-enabled "
                 f"target costs more the larger its batch (OAI_HARVESTER_DRAFTS_LARGEST_BATCH)"
             )
+        for warning in self.writer.target.scale_warnings():
+            self.ledger.warn(warning)
         summary.window = windows[scopes[0]]
         summary.warnings.extend(scope_changes(stored, scopes))
         clock_problem = summary.window.clock_problem

@@ -444,3 +444,22 @@ def test_the_doi_holder_look_up_reads_an_index_not_every_doi(rdm):
     finally:
         db.session.rollback()
     assert "Index Scan using ix_oai_harvester_pidstore_pid_lower_value" in plan, plan
+
+
+def test_a_run_says_when_publishing_reads_whole_tables(rdm, provider, app, monkeypatch, caplog):
+    """invenio-rdm-records indexes no parent_id, and each publish looks versions up by it:
+    the run log tells the operator, with the statements that fix it, until they are run."""
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_RUN_LOG_INTERVAL", 0)
+    harvest_into_rdm(provider)
+    tables = ("rdm_records_metadata", "rdm_drafts_metadata")
+
+    with caplog.at_level(logging.WARNING, logger="oarepo_oaipmh_harvester"):
+        assert run_harvest("test").succeeded
+    (warning,) = [r.getMessage() for r in caplog.records if "parent_id" in r.getMessage()]
+    assert warning.startswith("Harvester test: rdm_records_metadata, rdm_drafts_metadata have")
+    for name in tables:
+        assert f"CREATE INDEX CONCURRENTLY ix_{name}_parent_id ON {name} (parent_id);" in warning
+
+    for name in tables:  # in the test's transaction, which is rolled back
+        db.session.execute(sa.text(f"CREATE INDEX ix_{name}_parent_id ON {name} (parent_id)"))
+    assert DraftsServiceTarget(rdm, system_identity, harvester_id="test").scale_warnings() == []

@@ -111,6 +111,11 @@ class TargetAdapter(abc.ABC):
         (``OAI_HARVESTER_DRAFTS_LARGEST_BATCH``)."""
         return False
 
+    def scale_warnings(self) -> list[str]:
+        """What makes each write into this target slower the more records it holds (said in
+        the run log at the start of each run)."""
+        return []
+
     @property
     def supports_bulk(self) -> bool:
         """Whether :meth:`write_many` may be used (asked once per adapter)."""

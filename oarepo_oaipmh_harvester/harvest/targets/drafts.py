@@ -102,6 +102,36 @@ class DraftsServiceTarget(TargetAdapter):
         transaction (SQLAlchemy-Continuum)."""
         return True
 
+    def scale_warnings(self) -> list[str]:
+        """Publishing looks the record's versions and drafts up by parent, and
+        invenio-rdm-records does not index ``parent_id``: each publish then reads those
+        tables whole (48 ms a read at 200,000 records; three a record)."""
+        inspector = sa.inspect(db.session.connection())
+        unindexed = [
+            table.name
+            for table in (
+                self.service.record_cls.model_cls.__table__,
+                self.service.draft_cls.model_cls.__table__,
+            )
+            if "parent_id" in table.c
+            and not any(
+                index["column_names"][:1] == ["parent_id"]
+                for index in inspector.get_indexes(table.name)
+            )
+        ]
+        if not unindexed:
+            return []
+        statements = " ".join(
+            f"CREATE INDEX CONCURRENTLY ix_{name}_parent_id ON {name} (parent_id);"
+            for name in unindexed
+        )
+        return [
+            f"{', '.join(unindexed)} have no index on parent_id: each record published reads "
+            f"them whole, so every write gets slower as the repository grows (a first harvest "
+            f"of 200,000 records would take several times as long). Create the indices once: "
+            f"{statements}"
+        ]
+
     def create_or_update(
         self, pid: str | None, data: dict[str, Any], uow: BulkIndexingUnitOfWork, *, restore: bool
     ) -> tuple[str, bool]:
