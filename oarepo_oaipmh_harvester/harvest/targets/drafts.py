@@ -105,7 +105,7 @@ class DraftsServiceTarget(TargetAdapter):
     def scale_warnings(self) -> list[str]:
         """Publishing looks the record's versions and drafts up by parent, and
         invenio-rdm-records does not index ``parent_id``: each publish then reads those
-        tables whole (48 ms a read at 200,000 records; three a record)."""
+        tables whole (about 50 ms a read at 200,000 records; three reads a record)."""
         inspector = sa.inspect(db.session.connection())
         unindexed = [
             table.name
@@ -128,7 +128,7 @@ class DraftsServiceTarget(TargetAdapter):
         return [
             f"{', '.join(unindexed)} have no index on parent_id: each record published reads "
             f"them whole, so every write gets slower as the repository grows (a first harvest "
-            f"of 200,000 records would take several times as long). Create the indices once: "
+            f"of 200,000 records would take more than twice as long). Create the indices once: "
             f"{statements}"
         ]
 
