@@ -105,5 +105,7 @@ DOI_HOLDER_INDEX = "ix_oai_harvester_pidstore_pid_lower_value"
 sa.event.listen(
     PersistentIdentifier.__table__,
     "after_create",
-    sa.DDL(f"CREATE INDEX {DOI_HOLDER_INDEX} ON pidstore_pid (pid_type, lower(pid_value))"),
+    sa.DDL(
+        f"CREATE INDEX {DOI_HOLDER_INDEX} ON pidstore_pid (pid_type, lower(pid_value))"
+    ).execute_if(dialect=("postgresql", "sqlite")),
 )

@@ -132,6 +132,8 @@ class BulkIndexingUnitOfWork(UnitOfWork):
                     message = f"{type(op).__name__}.{stage} failed after the commit: {error!r}"
                     log.error(message, exc_info=error)
                     self.side_effect_errors.append(message)
+                    # A failed statement would leave the next transaction aborted.
+                    self.session.rollback()
         self._mark_dirty()
         self._pending = []
         self._bulk_index_ops = []
@@ -176,14 +178,17 @@ class BulkIndexingUnitOfWork(UnitOfWork):
                 continue
             parents.add(str(op._record.id))
             try:
-                records_ids, drafts_ids = op._get_siblings()
-                add(op._record_indexer, op._record_cls, records_ids)
-                add(op._draft_indexer, op._draft_cls, drafts_ids)
+                # In a savepoint: a failed read must not abort the batch's transaction.
+                with self.session.begin_nested():
+                    records_ids, drafts_ids = (list(ids) for ids in op._get_siblings())
             except Exception as error:  # noqa: BLE001 - the records themselves are written
                 log.error(
                     "versions of parent %s left to the indexer's queue: %r", op._record.id, error
                 )
                 self._operations.append(op)  # queued after the commit, as the service would
+                continue
+            add(op._record_indexer, op._record_cls, records_ids)
+            add(op._draft_indexer, op._draft_cls, drafts_ids)
         # Grouped by search client, not by indexer: services build a new indexer object on
         # every access, and one request per record is exactly what this class avoids.
         by_client: dict[int, tuple[Any, list[dict]]] = {}
@@ -209,8 +214,8 @@ def _reindexes_versions(op: Operation) -> bool:
     """A parent's commit that re-indexes the record's versions and drafts
     (invenio-drafts-resources' ``ParentRecordCommitOp``, recognised by what it does: only the
     drafts adapter may import the drafts packages)."""
-    return callable(getattr(op, "_get_siblings", None)) and (
-        getattr(op, "_indexer_context", None) is not None
+    return callable(getattr(op, "_get_siblings", None)) and bool(
+        getattr(op, "_indexer_context", None)
     )
 
 
