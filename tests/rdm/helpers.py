@@ -49,3 +49,19 @@ def harvest_again(corpus: Any, **arguments: Any):
     """An hour later, an incremental run from the watermark."""
     corpus.advance_clock(hours=1)
     return run_harvest("test", since_source=SinceSource.WATERMARK, **arguments)
+
+
+def minimal_record(
+    title: str, *, family_name: str = "Novák", publication_date: str = "2020-06"
+) -> dict[str, Any]:
+    """The data of a public, metadata-only RDM record with one creator."""
+    return {
+        "access": {"record": "public", "files": "public"},
+        "files": {"enabled": False},
+        "metadata": {
+            "resource_type": {"id": "publication"},
+            "creators": [{"person_or_org": {"type": "personal", "family_name": family_name}}],
+            "title": title,
+            "publication_date": publication_date,
+        },
+    }

@@ -23,7 +23,7 @@ from oarepo_oaipmh_harvester.proxies import current_harvester_service
 from oarepo_oaipmh_harvester.services.errors import HarvesterValidationError
 
 from .conftest import RDM_TARGET
-from .helpers import harvest_again, open_drafts, tracking
+from .helpers import harvest_again, minimal_record, open_drafts, tracking
 from .transform import MinimalRDMTransformer
 
 TRANSFORMER = "rdm_minimal_doi"
@@ -104,16 +104,7 @@ def edit_at_source(corpus, oai_identifier: str, **metadata: list[str]) -> None:
 
 def publish_locally(rdm, title: str, doi: str | None = None) -> str:
     """A record made in this repository by hand, not by the harvester."""
-    data: dict[str, Any] = {
-        "access": {"record": "public", "files": "public"},
-        "files": {"enabled": False},
-        "metadata": {
-            "resource_type": {"id": "publication"},
-            "creators": [{"person_or_org": {"type": "personal", "family_name": "Local"}}],
-            "title": title,
-            "publication_date": "2019",
-        },
-    }
+    data = minimal_record(title, family_name="Local", publication_date="2019")
     if doi:
         data["pids"] = {"doi": {"identifier": doi, "provider": "external"}}
     draft = rdm.create(system_identity, data)

@@ -35,7 +35,7 @@ from oarepo_oaipmh_harvester.harvest.writer import RecordWriter
 from oarepo_oaipmh_harvester.protocol.records import OAIRecord
 
 from .conftest import RDM_TARGET, TRANSFORMER
-from .helpers import harvest_again, open_drafts, published_titles, tracking
+from .helpers import harvest_again, minimal_record, open_drafts, published_titles, tracking
 from .transform import MinimalRDMTransformer
 
 
@@ -268,16 +268,7 @@ def test_reindex_sends_every_published_record_again(rdm, provider, corpus):
 
 def test_adapter_deletes_idempotently_and_recreates_a_vanished_pid(rdm):
     adapter = DraftsServiceTarget(rdm, system_identity, harvester_id="test")
-    data = {
-        "access": {"record": "public", "files": "public"},
-        "files": {"enabled": False},
-        "metadata": {
-            "resource_type": {"id": "publication"},
-            "creators": [{"person_or_org": {"type": "personal", "family_name": "Novák"}}],
-            "title": "A direct write",
-            "publication_date": "2020-06",
-        },
-    }
+    data = minimal_record("A direct write")
     with BulkIndexingUnitOfWork(db.session) as uow:
         pid, created = adapter.upsert("no-such-pid", data, uow)
         assert created and adapter.read(pid)["metadata"]["title"] == "A direct write"
@@ -386,19 +377,6 @@ def _queued_for_indexing(service: Any) -> int:
     return queued
 
 
-def _record_data(title: str) -> dict[str, Any]:
-    return {
-        "access": {"record": "public", "files": "public"},
-        "files": {"enabled": False},
-        "metadata": {
-            "resource_type": {"id": "publication"},
-            "creators": [{"person_or_org": {"type": "personal", "family_name": "Novák"}}],
-            "title": title,
-            "publication_date": "2020-06",
-        },
-    }
-
-
 def _documents_by_id() -> dict[str, dict[str, Any]]:
     """The published records' documents in the index, with their sequence numbers."""
     from invenio_rdm_records.records.api import RDMRecord
@@ -427,13 +405,13 @@ def test_a_new_version_reindexes_every_earlier_one_in_the_same_request(rdm):
     """The parent's commit re-indexes all versions: the first of three, which nothing else
     touches when the third is published, is indexed again with the batch, not queued."""
     first = rdm.publish(
-        system_identity, rdm.create(system_identity, _record_data("Version 1")).id
+        system_identity, rdm.create(system_identity, minimal_record("Version 1")).id
     ).id
     draft = rdm.new_version(system_identity, first)
-    rdm.update_draft(system_identity, draft.id, _record_data("Version 2"))
+    rdm.update_draft(system_identity, draft.id, minimal_record("Version 2"))
     second = rdm.publish(system_identity, draft.id).id
     draft = rdm.new_version(system_identity, second)
-    rdm.update_draft(system_identity, draft.id, _record_data("Version 3"))
+    rdm.update_draft(system_identity, draft.id, minimal_record("Version 3"))
     _queued_for_indexing(rdm)
     before = _documents_by_id()[first]["_seq_no"]
 
@@ -467,7 +445,7 @@ def test_versions_that_cannot_be_read_are_left_to_the_queue(rdm, monkeypatch, ca
     _queued_for_indexing(rdm)
     with caplog.at_level(logging.ERROR, logger="oarepo_oaipmh_harvester"):
         with BulkIndexingUnitOfWork(db.session) as uow:
-            draft = rdm.create(system_identity, _record_data("Unreadable versions"), uow=uow)
+            draft = rdm.create(system_identity, minimal_record("Unreadable versions"), uow=uow)
             pid = rdm.publish(system_identity, draft.id, uow=uow).id
             uow.commit()
 
