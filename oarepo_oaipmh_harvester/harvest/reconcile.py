@@ -16,7 +16,7 @@ from invenio_db import db
 from .counts import WriteCounts, describe_error
 from .settings import ReconcileMode
 from .targets import TargetAdapter
-from .tracking import TrackingStore
+from .tracking import INDEX_PENDING, TrackingStore
 from .unit_of_work import BulkIndexingUnitOfWork
 
 
@@ -65,6 +65,7 @@ class Reconciler:
         while rows := self.tracking.unseen(self.batch_size):
             counts = WriteCounts()
             now = datetime.now(UTC)
+            awaiting: list[str] = []  # tombstones whose document is sent after the commit
             with BulkIndexingUnitOfWork(db.session) as uow:
                 for identifier, local_pid in rows:
                     mark = uow.mark()
@@ -75,6 +76,9 @@ class Reconciler:
                         change = {"deleted": True, "errors": None, "harvested_at": now}
                         if not self.target.keeps_deleted_pids:
                             change["local_pid"] = None
+                        elif local_pid:
+                            change["errors"] = [INDEX_PENDING]
+                            awaiting.append(identifier)
                     except Exception as error:  # noqa: BLE001 - tracked on the record
                         uow.discard_since(mark)
                         message = f"Could not remove the vanished record: {describe_error(error)}"
@@ -84,8 +88,7 @@ class Reconciler:
                 if on_commit is not None:
                     on_commit(counts)
                 uow.commit()
-            if uow.index_failures:
-                by_pid = {pid: identifier for identifier, pid in rows if pid}
-                self.tracking.note_not_indexed(uow.index_failures, by_pid, counts)
+            by_pid = {pid: identifier for identifier, pid in rows if pid}
+            self.tracking.settle_indexing(awaiting, uow.index_failures, by_pid, counts)
             totals.add(counts)
         return totals

@@ -31,7 +31,7 @@ from .stopping import RunBounds
 from .targets.options import LocalDraftPolicy
 from .tracking import NOT_FETCHED, NOT_INDEXED, errors_of_kind
 from .unit_of_work import BulkIndexingUnitOfWork
-from .writer import RecordWriter
+from .writer import RecordWriter, await_indexing
 
 
 def _after_a_good_rewrite(known: dict[str, Any]) -> dict[str, Any]:
@@ -66,6 +66,18 @@ class Repairer:
         self.ledger = ledger
 
     # -- reindexing ------------------------------------------------------------------------
+    def index_left_out(self, summary: HarvestSummary) -> None:
+        """The documents that earlier runs wrote but did not get into the index (the search
+        engine did not answer, or the run died before it asked), sent before anything else."""
+        sent = 0
+        for rows in self.tracking.not_indexed_records(self.batch_size):
+            self.bounds.lock.verify()
+            counts = self.writer.reindex(rows, gone_is_failure=False)
+            summary.counts.add(counts)
+            sent += counts.reindexed
+        if sent:
+            self.ledger.say(f"sent {sent} documents that earlier runs left out of the index")
+
     def reindex(self, summary: HarvestSummary) -> None:
         """Every live local record of the harvester to the index again, a batch at a time."""
         for rows in self.tracking.live_local_records(self.batch_size):
@@ -163,11 +175,11 @@ class Repairer:
                 writer.write_one(uow, None, row, counts, data, restore=bool(known["purged"]))
             writer.finish_rows(rows, tracked)
             self._keep_fetch_errors(rows, tracked)
+            awaiting = await_indexing(rows)
             self.tracking.save(rows)
             if not self.writes.end_batch(uow, None, counts):
                 return counts
-        if uow.index_failures:
-            writer.note_not_indexed(uow.index_failures, rows, tracked, counts)
+        writer.settle_indexing(uow, awaiting, rows, tracked, counts)
         return counts
 
     def _keep_fetch_errors(
@@ -253,6 +265,6 @@ class Repairer:
                         identifier, purged=True, local_pid=keep_pid, run_id=self.writer.run_id
                     )
             uow.commit()
-        if uow.index_failures:
-            self.writer.note_not_indexed(uow.index_failures, [], {}, counts, dict(rows))
+        by_pid = {pid: identifier for identifier, pid in rows}
+        self.tracking.settle_indexing([], uow.index_failures, by_pid, counts)
         return counts

@@ -4,7 +4,8 @@ Decision owned here: the order of a run - Identify first, then the window (:mod:
 the list (records, identifiers for reconciliation, or GetRecord of selected identifiers),
 writing each batch here or handing it to workers (:mod:`.fanout`), and only after the last
 batch reconciliation (:mod:`.reconcile`) and the watermark; at the end of a harvest, the
-records that failed in earlier runs are asked for again. A run that repairs instead of
+records that failed in earlier runs are asked for again. Before all of it, the documents that
+earlier runs left out of the search index are sent. A run that repairs instead of
 harvesting is handed to :mod:`.repairs`. It is built by :mod:`.assembly` and reads no
 application config itself.
 """
@@ -101,6 +102,8 @@ class HarvestRun:
         summary = HarvestSummary(harvester_id=self.harvester_id, window=None)
         self.writer.force = request.force
         kind = request.kind
+        if kind is not RunKind.REINDEX and not self.writes.is_dry_run:
+            self.repairer.index_left_out(summary)
         if kind is RunKind.REINDEX:
             self.repairer.reindex(summary)
         elif kind is RunKind.REWRITE:

@@ -29,6 +29,12 @@ _TABLE = OAIHarvestedRecord.__table__
 
 NOT_INDEXED = "Not indexed:"
 """How the error on a row whose record did not reach the search index begins."""
+INDEX_PENDING = (
+    f"{NOT_INDEXED} the record was written to the database; its search document was to be "
+    f"sent next, and the run ended before it was. The next run sends it."
+)
+"""What a row says between its batch's commit and the search index's answer: a run that dies
+there leaves it, and the next run sends the documents of such rows first."""
 NOT_FETCHED = "Not fetched:"
 """How the error on a row whose record the provider would not serve (GetRecord) begins: its
 stored XML, if any, is an older copy, and only the provider can clear the error."""
@@ -207,6 +213,15 @@ class TrackingStore:
         db.session.commit()
         return deleted or 0
 
+    def not_indexed_records(self, batch_size: int) -> Iterator[list[tuple[str, str]]]:
+        """(identifier, local pid) of every row whose local record an earlier run wrote but did
+        not get into the search index (tombstones too), in batches."""
+        query = sa.select(_TABLE.c.oai_identifier, _TABLE.c.local_pid).where(
+            self._mine, _TABLE.c.local_pid.is_not(None), _is_not_indexed()
+        )
+        for rows in _keyset_pages(query, batch_size):
+            yield [(row.oai_identifier, row.local_pid) for row in rows]
+
     def live_local_records(self, batch_size: int) -> Iterator[list[tuple[str, str]]]:
         """(identifier, local pid) of every live tracked record, in batches."""
         query = sa.select(_TABLE.c.oai_identifier, _TABLE.c.local_pid).where(
@@ -275,10 +290,23 @@ class TrackingStore:
             .where(
                 self._mine,
                 _TABLE.c.oai_identifier.in_(list(identifiers)),
-                sa.cast(_TABLE.c.errors, sa.Text).like(f"%{NOT_INDEXED}%"),
+                _is_not_indexed(),
             )
             .values(errors=None)
         )
+
+    def settle_indexing(
+        self,
+        awaiting: Sequence[str],
+        failures: Sequence[IndexFailure],
+        identifier_of_pid: Mapping[str, str],
+        counts: WriteCounts,
+    ) -> None:
+        """After a batch's bulk request: the rows `awaiting` it lose their
+        :data:`INDEX_PENDING` mark, those of records that did not reach the index get their
+        error instead; committed."""
+        self.clear_index_errors(awaiting)
+        self.note_not_indexed(failures, identifier_of_pid, counts)
 
     def note_not_indexed(
         self,
@@ -395,6 +423,11 @@ def _keyset_pages(query: sa.Select, batch_size: int) -> Iterator[list[sa.Row]]:
 def _has_errors() -> sa.ColumnElement[bool]:
     """The last attempt failed (no errors are stored as SQL NULL, as the records API reads it)."""
     return _TABLE.c.errors.is_not(None)
+
+
+def _is_not_indexed() -> sa.ColumnElement[bool]:
+    """The row's error says its record is not in the search index."""
+    return sa.cast(_TABLE.c.errors, sa.Text).like(f"%{NOT_INDEXED}%")
 
 
 def _dialect() -> str:

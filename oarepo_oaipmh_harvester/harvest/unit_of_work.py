@@ -1,9 +1,9 @@
 """A unit of work that indexes a whole batch in one bulk request after the commit.
 
 Decision owned here: when search documents are built (before the commit, while the records
-are loaded) and sent (one ``_bulk`` request per search client after it), which records
-did not reach the index (:class:`IndexFailure`), never raised once the data is committed,
-and that a draft-enabled service's re-index of a record's versions goes into the same
+are loaded) and sent (one ``_bulk`` request per search client after it; deletions before it),
+which records did not reach the index (:class:`IndexFailure`), never raised once the data is
+committed, and that a draft-enabled service's re-index of a record's versions goes into the same
 request instead of the indexer's queue (each record is indexed once, not twice).
 """
 
@@ -48,9 +48,10 @@ class BulkIndexingUnitOfWork(UnitOfWork):
     ``service.create/update/delete`` register one index operation per record, each an HTTP
     round trip on commit, and ``create_or_update_many`` hands its ids to the indexer's
     message queue. Here both are collected and sent as one ``_bulk`` request per search
-    client once the transaction has committed, built with the service's own indexer (same
-    index, dumper and versioning). The documents are dumped just before the commit, while
-    the records are still loaded: after it every record would be read again.
+    client once the transaction has committed (deletions just before), built with the
+    service's own indexer (same index, dumper and versioning). The documents are dumped
+    just before the commit, while the records are still loaded: after it every record would
+    be read again.
     A parent's commit (invenio-drafts-resources) would send the ids of all the record's
     versions and drafts to the indexer's queue, which a site's beat task consumes later:
     every harvested record would be read, dumped and indexed a second time. Here those
@@ -117,9 +118,18 @@ class BulkIndexingUnitOfWork(UnitOfWork):
         self.session.rollback()
 
     def commit(self) -> None:
-        """Commit the database transaction, then send the deferred indexing in bulk."""
+        """Send the batch's document deletions, commit the database transaction, then send
+        the rest of the deferred indexing in bulk.
+
+        A process can die between the commit and the request that follows it. A document
+        sent after the commit is then missing, which the writer's tracking rows remember
+        (and the next run sends it); a deleted record's document would stay in the index
+        with nothing left to tell. Deletions therefore go before the commit: a death after
+        them leaves the records in the database, and the next run deletes them again.
+        """
         self.session.flush()  # revision ids as they will be committed
-        by_client = self._build_actions()
+        deletions, by_client = self._build_actions()
+        self._send(deletions)
         self.session.commit()
         # The data is committed: a side effect of the target's components that fails now
         # (a notification that cannot be built, a task queue that is down) is logged, and
@@ -140,6 +150,10 @@ class BulkIndexingUnitOfWork(UnitOfWork):
         self._parent_ops = []
         # From here on the data is committed: an indexing failure is reported, never raised
         # (the database is the source of truth; a reindex repairs the index).
+        self._send(by_client)
+
+    def _send(self, by_client: dict[int, tuple[Any, list[dict]]]) -> None:
+        """One bulk request per search client; what failed is noted, never raised."""
         for client, actions in by_client.values():
             try:
                 _, errors = bulk(client, actions, raise_on_error=False, stats_only=False)
@@ -158,7 +172,10 @@ class BulkIndexingUnitOfWork(UnitOfWork):
         pid, action = self._pids.get(str(record_id), (None, "index"))
         self.index_failures.append(IndexFailure(str(record_id), pid, action, reason))
 
-    def _build_actions(self) -> dict[int, tuple[Any, list[dict]]]:
+    def _build_actions(
+        self,
+    ) -> tuple[dict[int, tuple[Any, list[dict]]], dict[int, tuple[Any, list[dict]]]]:
+        """(document deletions, documents to index), each grouped by search client."""
         pending = list(self._pending)
         # Keyed by record class too: a draft and its published record share their id.
         queued = {(type(r), str(r.id)) for action, _, r in pending if action == "index"}
@@ -191,8 +208,14 @@ class BulkIndexingUnitOfWork(UnitOfWork):
             add(op._draft_indexer, op._draft_cls, drafts_ids)
         # Grouped by search client, not by indexer: services build a new indexer object on
         # every access, and one request per record is exactly what this class avoids.
-        by_client: dict[int, tuple[Any, list[dict]]] = {}
+        # Only a document's last action counts: deletions are sent apart from (before) the
+        # rest, so a draft indexed and then deleted in one batch would otherwise come back.
+        last: dict[tuple[type, str], tuple[str, Any, Any]] = {}
         for action, indexer, record in pending:
+            last[(type(record), str(record.id))] = (action, indexer, record)
+        deletions: dict[int, tuple[Any, list[dict]]] = {}
+        by_client: dict[int, tuple[Any, list[dict]]] = {}
+        for action, indexer, record in last.values():
             pid = getattr(getattr(record, "pid", None), "pid_value", None)
             self._pids[str(record.id)] = (pid, action)
             try:
@@ -206,8 +229,9 @@ class BulkIndexingUnitOfWork(UnitOfWork):
                 )
                 continue
             client = indexer.client
-            by_client.setdefault(id(client), (client, []))[1].append(document)
-        return by_client
+            grouped = deletions if action == "delete" else by_client
+            grouped.setdefault(id(client), (client, []))[1].append(document)
+        return deletions, by_client
 
 
 def _reindexes_versions(op: Operation) -> bool:

@@ -26,8 +26,8 @@ from .diffs import target_changes
 from .effects import CommitHook, KeptWrites, Writes
 from .memory import collect_written_batch
 from .targets import BulkWriteRefused, KeptWithErrors, TargetAdapter
-from .tracking import TrackingStore
-from .unit_of_work import BulkIndexingUnitOfWork, IndexFailure
+from .tracking import INDEX_PENDING, TrackingStore
+from .unit_of_work import BulkIndexingUnitOfWork
 
 log = logging.getLogger(__name__)
 
@@ -109,11 +109,11 @@ class RecordWriter:
         with BulkIndexingUnitOfWork(db.session) as uow:
             rows = self._write_records(uow, [latest[i] for i in pending], tracked, counts)
             self.finish_rows(rows, tracked)
+            awaiting = await_indexing(rows)
             self.tracking.save(rows, seen_ids)
             if not self.writes.end_batch(uow, on_commit, counts):
                 return counts
-        if uow.index_failures:
-            self.note_not_indexed(uow.index_failures, rows, tracked, counts)
+        self.settle_indexing(uow, awaiting, rows, tracked, counts)
         collect_written_batch()
         return counts
 
@@ -131,19 +131,19 @@ class RecordWriter:
             # adapter that the tombstone a purge left is the harvester's to restore).
             row["purged"] = bool(known and known["purged"] and row["errors"])
 
-    def note_not_indexed(
+    def settle_indexing(
         self,
-        failures: Sequence[IndexFailure],
+        uow: BulkIndexingUnitOfWork,
+        awaiting: Sequence[str],
         rows: list[dict[str, Any]],
         tracked: dict[str, dict[str, Any]],
         counts: WriteCounts,
-        pid_of: dict[str, str] | None = None,
     ) -> None:
-        """`pid_of`: identifier -> pid of records that have no row in this batch (a purge)."""
-        by_pid = {pid: identifier for identifier, pid in (pid_of or {}).items()}
-        by_pid.update({known["local_pid"]: i for i, known in tracked.items() if known["local_pid"]})
+        """After the batch's bulk request: the rows `awaiting` it lose their pending mark
+        (:func:`await_indexing`), the records that did not reach the index get their error."""
+        by_pid = {known["local_pid"]: i for i, known in tracked.items() if known["local_pid"]}
         by_pid.update({row["local_pid"]: row["oai_identifier"] for row in rows if row["local_pid"]})
-        self.tracking.note_not_indexed(failures, by_pid, counts)
+        self.tracking.settle_indexing(awaiting, uow.index_failures, by_pid, counts)
 
     def split_unchanged(self, records: Sequence[OAIRecord]) -> tuple[list[OAIRecord], list[str]]:
         """(records that need writing, identifiers of unchanged ones), in one query.
@@ -162,25 +162,27 @@ class RecordWriter:
         changed = [latest[i] for i in pending] + (untrackable if refused else [])
         return changed, [i for i in latest if i not in to_write]
 
-    def reindex(self, rows: Sequence[tuple[str, str]]) -> WriteCounts:
+    def reindex(
+        self, rows: Sequence[tuple[str, str]], *, gone_is_failure: bool = True
+    ) -> WriteCounts:
         """Send the documents of these (identifier, local pid) records to the index again; a
-        "Not indexed" error on a row that is indexed now is cleared."""
+        "Not indexed" error on a row that is indexed now is cleared (and, unless
+        `gone_is_failure`, on a row whose local record is gone: nothing is left to send)."""
         counts = WriteCounts()
         with BulkIndexingUnitOfWork(db.session) as uow:
             found = self.target.reindex([pid for _, pid in rows], uow)
             for identifier, pid in rows:
-                if pid not in found:
+                if pid not in found and gone_is_failure:
                     counts.fail(identifier, f"The local record {pid} is gone; not reindexed.")
             uow.commit()
-        failed = {failure.pid for failure in uow.index_failures}
         counts.reindexed = sum(1 for _, pid in rows if pid in found)
-        self.tracking.clear_index_errors(
-            [identifier for identifier, pid in rows if pid in found and pid not in failed]
+        settled = found if gone_is_failure else {pid for _, pid in rows}
+        self.tracking.settle_indexing(
+            [identifier for identifier, pid in rows if pid in settled],
+            uow.index_failures,
+            {pid: identifier for identifier, pid in rows},
+            counts,
         )
-        db.session.commit()
-        if uow.index_failures:
-            identifier_of_pid = {pid: identifier for identifier, pid in rows}
-            self.tracking.note_not_indexed(uow.index_failures, identifier_of_pid, counts)
         return counts
 
     # -- one batch ------------------------------------------------------------------------
@@ -360,3 +362,16 @@ class RecordWriter:
         log.debug("Harvester %s: %s failed", self.harvester_id, identifier, exc_info=error)
         row["errors"] = [message]
         counts.fail(identifier, message)
+
+
+def await_indexing(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Mark the rows whose local record gets its search document after the commit
+    (:data:`.tracking.INDEX_PENDING`, committed with them); their identifiers.
+
+    The mark goes once the index has answered (:meth:`RecordWriter.settle_indexing`). A run
+    that dies in between leaves it, and the next run sends those documents first.
+    """
+    awaiting = [row for row in rows if row["local_pid"] and not row["errors"]]
+    for row in awaiting:
+        row["errors"] = [INDEX_PENDING]
+    return [row["oai_identifier"] for row in awaiting]

@@ -1,4 +1,5 @@
-"""kill -9 in the middle of a run: the next run ends exactly equal to the provider."""
+"""kill -9 in the middle of a run: the next run ends exactly equal to the provider, and the
+search index with it."""
 
 import signal
 import subprocess
@@ -12,11 +13,13 @@ from invenio_db import db
 from oaiharvest_test_support.sample_records.records import SampleRecordMetadata
 from oaiharvest_test_support.workers import invenio_environment
 from search_node import empty_search_indices
+from search_proxy import SearchProxy
 
+from oarepo_oaipmh_harvester.harvest.window import SinceSource
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord, OAIHarvester
 from oarepo_oaipmh_harvester.proxies import current_harvester_service
 
-from .helpers import expected_titles, indexed_total, live_local_count, local_titles
+from .helpers import expected_titles, indexed_total, live_local_count, local_titles, tracking
 
 KEYS = (
     "SQLALCHEMY_DATABASE_URI",
@@ -86,3 +89,79 @@ def test_a_run_killed_mid_harvest_is_completed_exactly_by_the_next(
     assert local_titles(sample_service, "crash") == expected_titles(corpus)
     assert live_local_count() == 50  # nothing written twice
     assert indexed_total(sample_service) == 50
+
+
+@pytest.fixture(scope="module")
+def search_proxy(search_server):
+    """Between the killed run and the search server only (this process talks to it directly)."""
+    [host] = search_server
+    proxy = SearchProxy(host["host"], host["port"])
+    yield proxy
+    proxy.close()
+
+
+def _killed_at_its_first_bulk_request(app, proxy: SearchProxy, *arguments: str) -> None:
+    """``invenio oai harvest crash`` in a process of its own, killed while its first bulk
+    request to the search server is on its way (the proxy holds it back)."""
+    config = {key: app.config[key] for key in KEYS}
+    config["SEARCH_HOSTS"] = [{"host": "127.0.0.1", "port": proxy.port}]
+    proxy.bulk_held.clear()
+    proxy.bulk = "hold"
+    invenio = Path(sys.executable).with_name("invenio")
+    process = subprocess.Popen(
+        [str(invenio), "oai", "harvest", "crash", *arguments],
+        env=invenio_environment(config),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert proxy.bulk_held.wait(timeout=120), "the run sent no bulk request"
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+    finally:
+        proxy.bulk = "forward"
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_a_run_killed_after_a_commit_and_before_the_index_is_indexed_by_the_next(
+    app, committed_harvester, provider, corpus, sample_service, search_proxy
+):
+    _killed_at_its_first_bulk_request(app, search_proxy, "--full")
+    db.session.rollback()  # see what the killed process committed
+    rows = tracking("crash")
+    assert len(rows) == 5  # the first batch is in the database...
+    assert indexed_total(sample_service) == 0  # ...and none of it in the index
+    assert all(row.errors[0].startswith("Not indexed:") for row in rows.values())
+
+    summary = run_harvest("crash")
+
+    assert summary.succeeded
+    assert summary.counts.reindexed == 5
+    assert (summary.counts.created, summary.counts.unchanged) == (45, 5)
+    assert indexed_total(sample_service) == 50
+    assert live_local_count() == 50
+    assert not any(row.errors for row in tracking("crash").values())
+
+
+def test_a_run_killed_while_deleting_leaves_no_deleted_record_in_the_index(
+    app, committed_harvester, provider, corpus, sample_service, search_proxy
+):
+    assert run_harvest("crash").succeeded
+    assert indexed_total(sample_service) == 50
+    gone = sorted(corpus.live_identifiers())[:5]
+    corpus.advance_clock(hours=1)
+    for identifier in gone:
+        corpus.delete(identifier)
+
+    _killed_at_its_first_bulk_request(app, search_proxy)
+
+    db.session.rollback()
+    # The deletions' bulk request goes before their commit: nothing committed yet.
+    assert live_local_count() == 50
+    assert not any(tracking("crash")[identifier].deleted for identifier in gone)
+    summary = run_harvest("crash", since_source=SinceSource.WATERMARK)
+    assert summary.succeeded and summary.counts.deleted == 5
+    assert live_local_count() == 45
+    assert indexed_total(sample_service) == 45

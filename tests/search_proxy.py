@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 
 
 class SearchProxy:
-    """Forwards 127.0.0.1:<port> to the search server; while `down`, connections are cut."""
+    """Forwards 127.0.0.1:<port> to the search server; while `down`, connections are cut.
+
+    ``_bulk`` requests alone can be kept from the server: `bulk` "hold" keeps the client
+    waiting for an answer (and sets `bulk_held`: a test can kill the client at exactly that
+    point), "refuse" closes the connection; "forward" (the default) forwards them.
+    """
 
     def __init__(self, target_host: str, target_port: int) -> None:
         self.target = (target_host, target_port)
         self._down = False
+        self.bulk = "forward"
+        self.bulk_held = threading.Event()
         self._open: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -59,6 +67,13 @@ class SearchProxy:
     def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
         try:
             while not self.down and (data := source.recv(65536)):
+                if self.bulk != "forward" and b"/_bulk" in data.split(b"\r\n", 1)[0]:
+                    self.bulk_held.set()
+                    # On hold: no answer and no closed connection, the client waits as for a
+                    # busy server until the test is done with it.
+                    while self.bulk == "hold" and not self._closed.is_set():
+                        time.sleep(0.05)
+                    return  # never forwarded; the connection is closed below
                 sink.sendall(data)
         except OSError:
             pass
