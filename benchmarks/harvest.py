@@ -6,7 +6,7 @@
                    [--worker-counts 0,1,2]
                    [--worker-records 5000] [--profile DIR] [--json FILE]
                    [--compare FILE] [--rdm-records 300] [--rdm-batch-size 10]
-                   [--rdm-worker-counts 1,2]
+                   [--rdm-worker-counts 1,2] [--rdm-site-records 200000]
 
 One run serves N synthetic oai_dc records (`Corpus.generate(N)`) from the bundled provider
 (`OAIPMHProvider`) and measures, side by side:
@@ -33,7 +33,10 @@ One run serves N synthetic oai_dc records (`Corpus.generate(N)`) from the bundle
   not timed; three records published and wiped first so that neither side runs cold), our
   full harvest into a fresh database, and a full re-harvest where nothing changed;
 - rdm_workers: the same full RDM harvest written by 1 and 2 Celery worker processes
-  (`--rdm-worker-counts`), whose app is `oaiharvest_test_support.rdm_celery`.
+  (`--rdm-worker-counts`), whose app is `oaiharvest_test_support.rdm_celery`;
+- rdm_grown (by name only): the same full RDM harvest into an empty site, into a site grown in
+  SQL to `--rdm-site-records` records (default 200000), and into that site with the
+  `parent_id` indexes: what a record costs at the end of a 200,000-record harvest, measured.
 
 Processes: the provider runs in its own process (as a remote provider would; in the harvesting
 process it would compete for the GIL), the search server (a real OpenSearch node unless
@@ -73,6 +76,7 @@ from harvest_bench.harness.worker import run_in_fresh_process
 from harvest_bench.report import print_report
 from harvest_bench.settings import (
     DEFAULT_DB,
+    DEFAULT_PHASES,
     PHASES,
     RDM_PHASES,
     SEPARATE_PROVIDER_PHASES,
@@ -107,7 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--rdm-worker-counts", default="1,2", help="Celery worker processes of rdm_workers"
     )
-    parser.add_argument("--phases", default=",".join(PHASES), help=",".join(PHASES))
+    parser.add_argument(
+        "--rdm-site-records",
+        type=int,
+        default=200_000,
+        help="records the grown site of rdm_grown holds before its harvest (default 200000)",
+    )
+    parser.add_argument("--phases", default=",".join(DEFAULT_PHASES), help=",".join(PHASES))
     parser.add_argument(
         "--profile", metavar="DIR", help="profile the full harvest (numbers then not comparable)"
     )
@@ -287,6 +297,10 @@ def run_phases(
                     params = {**rdm_params, "worker_processes": count}
                     outcome = run("rdm_workers", params)
                     results["phases"]["rdm_workers"][str(count)] = outcome
+            if "rdm_grown" in phases:
+                log(f"phase rdm_grown, a site of {args.rdm_site_records} records")
+                params = {**rdm_params, "site_records": args.rdm_site_records}
+                results["phases"]["rdm_grown"] = run("rdm_grown", params)
     finally:
         for provider in providers:
             provider.stop()

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     """fetch, rdm and rdm_workers (one real Celery worker, which runs the site's PID tasks
-    too: the clock waits for them)."""
+    too: the clock waits for them), and rdm_grown with a site of 40 records."""
     pytest.importorskip("invenio_rdm_records")
     database = os.environ.get("SQLALCHEMY_DATABASE_URI", "")
     if not database.startswith("postgresql"):
@@ -25,8 +25,9 @@ def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     host = search_server[0]
     report = tmp_path / "bench.json"
     result = subprocess.run(
-        [sys.executable, "benchmarks/harvest.py", "--phases", "fetch,rdm,rdm_workers"]
+        [sys.executable, "benchmarks/harvest.py", "--phases", "fetch,rdm,rdm_workers,rdm_grown"]
         + ["--records", "300", "--rdm-records", "6", "--rdm-worker-counts", "1"]
+        + ["--rdm-site-records", "40"]
         + ["--quiet-wait", "0", "--json", str(report)],
         cwd=ROOT,
         env={
@@ -60,3 +61,12 @@ def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     assert workers["site_tasks"] == {pid_task: 12}
     assert workers["queued_documents"] == 0
     assert workers["celery_rss_mb"][0]["start_mb"] > 100  # a booted InvenioRDM worker's
+    # The grown site: its one published record (the copies' model, in the search) and 40
+    # copies in the tables; the same 6 records harvested into each of the three sites.
+    grown = outcome["phases"]["rdm_grown"]["steps"]
+    assert grown["grown"]["site"]["rows"]["rdm_records_metadata"] == 41
+    assert grown["grown"]["site"]["rows"]["oai_harvested_record"] == 40
+    for name in ("empty", "grown", "grown_indexed"):
+        assert grown[name]["total_entries"] == 6, name
+        assert f"check rdm_grown.{name}: 7 published records, 0 open drafts" in result.stdout
+    assert summary["rdm_grown_indexed_over_empty"] > 0

@@ -8,8 +8,9 @@
   code (`harness.attribution`) and the code and package versions (`harness.environment`);
 - `phases`: what each phase measures, run inside its worker process: `phases.limits` (fetch,
   write, naive), `phases.ours` (ours, batch), `phases.workers` (workers, rdm_workers),
-  `phases.rdm` (rdm), `phases.rdm_profile` (`benchmarks/profile_rdm.py`) and, used by
-  several, `phases.shared` (the transformed corpus, the harvester, one harvest run);
+  `phases.rdm` (rdm), `phases.rdm_grown` (rdm_grown), `phases.rdm_profile`
+  (`benchmarks/profile_rdm.py`) and, used by several, `phases.shared` (the transformed corpus,
+  the harvester, one harvest run);
 - `summary`: the ratios the issues set targets for, and what `--compare` reads of another
   run's JSON; `report`: the printed report.
 

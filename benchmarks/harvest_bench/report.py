@@ -163,6 +163,15 @@ def print_measurements(results: dict[str, Any], args: argparse.Namespace, out: T
     line("rdm: ours, full re-harvest, nothing changed", _step(phases, "rdm", "full_reharvest"))
     for count, step in _full_steps_by_count(phases, "rdm_workers"):
         line(f"rdm: full harvest, {count} Celery worker process(es)", step, _batch_spread(step))
+    for name, label in GROWN_STEPS:
+        line(f"rdm_grown: full harvest into {label}", _step(phases, "rdm_grown", name))
+
+
+GROWN_STEPS = (
+    ("empty", "an empty site"),
+    ("grown", "the grown site"),
+    ("grown_indexed", "the grown site, parent_id indexed"),
+)
 
 
 def print_cpu(results: dict[str, Any], out: TextIO) -> None:
@@ -193,6 +202,8 @@ def print_cpu(results: dict[str, Any], out: TextIO) -> None:
     ]
     for count, step in _full_steps_by_count(phases, "rdm_workers"):
         labelled.append((f"rdm: {count} worker process(es)", step))
+    for name, label in GROWN_STEPS:
+        labelled.append((f"rdm_grown: {label}", _step(phases, "rdm_grown", name)))
     disturbed = []
     for label, step in labelled:
         if step and step.get("cpu_seconds"):
@@ -288,6 +299,24 @@ def print_targets(results: dict[str, Any], out: TextIO) -> None:
             f"   target >= 100{_verdict(s['rdm_reharvest_speedup'], 100)}",
             file=out,
         )
+    if "rdm_grown" in phases:
+        size = f"{results['arguments']['rdm_site_records']:,}"
+        print(f"  rdm_grown: a site of {size} records / an empty one (rates)", file=out)
+        for key, label in (
+            ("rdm_grown_over_empty", "as InvenioRDM creates it"),
+            ("rdm_grown_indexed_over_empty", "with the parent_id indexes"),
+        ):
+            print(f"    {label:<36}{_fmt(s.get(key), '.2f'):>7}", file=out)
+        for key, label in (
+            ("rdm_grown_hours_for_200000", "as InvenioRDM creates it"),
+            ("rdm_grown_indexed_hours_for_200000", "with the parent_id indexes"),
+        ):
+            hours = s.get(key)
+            print(
+                f"  200,000 records, one process, {label}: {_fmt(hours, '.1f')} h (the mean "
+                f"of the empty and the grown site's time a record)",
+                file=out,
+            )
     for count, outcome in phases.get("rdm_workers", {}).items():
         step = outcome["steps"]["full"]
         if "celery_rss_peak_mb" not in step:
@@ -352,12 +381,17 @@ def print_targets(results: dict[str, Any], out: TextIO) -> None:
 def print_checks(results: dict[str, Any], out: TextIO) -> None:
     """What each step left stored (RDM: published, drafts, tombstones), failed runs, errors."""
     phases = results["phases"]
-    rdm_checks = [
-        (f"rdm.{name}", step) for name, step in phases.get("rdm", {}).get("steps", {}).items()
-    ] + [
-        (f"rdm_workers.{count}", outcome["steps"]["full"])
-        for count, outcome in phases.get("rdm_workers", {}).items()
-    ]
+    rdm_checks = (
+        [(f"rdm.{name}", step) for name, step in phases.get("rdm", {}).get("steps", {}).items()]
+        + [
+            (f"rdm_workers.{count}", outcome["steps"]["full"])
+            for count, outcome in phases.get("rdm_workers", {}).items()
+        ]
+        + [
+            (f"rdm_grown.{name}", step)
+            for name, step in phases.get("rdm_grown", {}).get("steps", {}).items()
+        ]
+    )
     for label, step in rdm_checks:
         stored = step.get("stored") or {}
         queued = step.get("queued_documents")

@@ -83,6 +83,18 @@ def build_summary(results: dict[str, Any]) -> dict[str, Any]:
         if summary["rdm_best_records_per_second"]
         else None
     )
+    empty, grown, grown_indexed = (
+        steps.get(f"rdm_grown.{name}") for name in ("empty", "grown", "grown_indexed")
+    )
+    for key, step in (("rdm_grown", grown), ("rdm_grown_indexed", grown_indexed)):
+        summary[f"{key}_over_empty"] = _ratio(_rate(step), _rate(empty))
+        # A first harvest's record costs what the site holds by then: from nothing to the
+        # grown size, taken as linear between the two measured ends.
+        summary[f"{key}_hours_for_200000"] = (
+            200_000 * (1 / _rate(empty) + 1 / _rate(step)) / 2 / 3600
+            if _rate(empty) and _rate(step)
+            else None
+        )
     if no_change:
         summary["no_change_requests"] = no_change["requests"]
         summary["no_change_writes"] = {

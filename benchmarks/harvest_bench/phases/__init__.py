@@ -12,6 +12,7 @@ from typing import Any
 from harvest_bench.phases.limits import phase_fetch, phase_naive, phase_write
 from harvest_bench.phases.ours import phase_batch, phase_ours
 from harvest_bench.phases.rdm import phase_rdm
+from harvest_bench.phases.rdm_grown import phase_rdm_grown
 from harvest_bench.phases.rdm_profile import phase_rdm_profile
 from harvest_bench.phases.workers import phase_workers
 
@@ -24,5 +25,6 @@ PHASE_FUNCTIONS: dict[str, Callable[..., dict[str, Any]]] = {
     "workers": phase_workers,
     "rdm": phase_rdm,
     "rdm_workers": phase_workers,
+    "rdm_grown": phase_rdm_grown,
     "rdm_profile": phase_rdm_profile,  # benchmarks/profile_rdm.py, not a --phases name
 }
