@@ -156,8 +156,10 @@ class BulkIndexingUnitOfWork(UnitOfWork):
         """One bulk request per search client; what failed is noted, never raised."""
         for client, actions in by_client.values():
             try:
-                _, errors = bulk(client, actions, raise_on_error=False, stats_only=False)
-                failed = [_failed_item(error) for error in errors if not _already_gone(error)]
+                _, items = bulk(client, actions, raise_on_error=False, stats_only=False)
+                # A draft created and published in one batch was never in the index.
+                errors = [item for item in items if not _already_gone(item)]
+                failed = [_failed_item(error) for error in errors]
             except Exception as error:  # noqa: BLE001 - e.g. the search engine is down
                 errors = [f"{len(actions)} documents not indexed: {error!r}"]
                 reason = f"the search engine did not answer ({type(error).__name__})"
