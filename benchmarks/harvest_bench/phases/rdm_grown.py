@@ -35,6 +35,7 @@ def phase_rdm_grown(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, An
     import rdm_target
 
     worker.boot()
+    worker.reset_storage()  # the transformer looks vocabularies up
     n, size = params["records"], params["site_records"]
     from oarepo_oaipmh_harvester.proxies import current_oai_harvester
 
