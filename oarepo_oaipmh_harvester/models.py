@@ -95,6 +95,28 @@ class OAIHarvestedRecord(db.Model):
     __table_args__ = (db.Index("ix_oai_harvested_record_local_pid", "local_pid"),)
 
 
+class OAIUnindexedRecord(db.Model):
+    """A tracked record whose search document is not known to be in the index.
+
+    Written in the transaction of the batch that writes the record, removed once the search
+    index has taken its document. A run that dies between the two leaves it (the next run
+    sends those documents first), and so does a document the index refused.
+    """
+
+    __tablename__ = "oai_harvester_unindexed"
+
+    harvester_id = db.Column(db.String(64), primary_key=True)
+    oai_identifier = db.Column(db.String(1024), primary_key=True)
+
+    __table_args__ = (
+        db.ForeignKeyConstraint(
+            ["harvester_id", "oai_identifier"],
+            [OAIHarvestedRecord.harvester_id, OAIHarvestedRecord.oai_identifier],
+            ondelete="CASCADE",
+        ),
+    )
+
+
 # Who holds a harvested DOI is asked for each new record, and DOIs compare without regard to
 # case (harvest/targets/drafts.py). invenio-pidstore indexes (pid_type, pid_value) only, so
 # that look-up read every DOI of the site: a first harvest of N records read N**2 rows.

@@ -12,7 +12,8 @@ class SearchProxy:
 
     ``_bulk`` requests alone can be kept from the server: `bulk` "hold" keeps the client
     waiting for an answer (and sets `bulk_held`: a test can kill the client at exactly that
-    point), "refuse" closes the connection; "forward" (the default) forwards them.
+    point), "withhold answer" forwards the request but not the server's answer (and sets
+    `bulk_held`), "refuse" closes the connection; "forward" (the default) forwards them.
     """
 
     def __init__(self, target_host: str, target_port: int) -> None:
@@ -20,6 +21,7 @@ class SearchProxy:
         self._down = False
         self.bulk = "forward"
         self.bulk_held = threading.Event()
+        self._answers_withheld: set[socket.socket] = set()
         self._open: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -67,7 +69,16 @@ class SearchProxy:
     def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
         try:
             while not self.down and (data := source.recv(65536)):
+                if source in self._answers_withheld:
+                    while self.bulk == "withhold answer" and not self._closed.is_set():
+                        time.sleep(0.05)
+                    return
                 if self.bulk != "forward" and b"/_bulk" in data.split(b"\r\n", 1)[0]:
+                    if self.bulk == "withhold answer":
+                        self._answers_withheld.add(sink)
+                        sink.sendall(data)
+                        self.bulk_held.set()
+                        continue
                     self.bulk_held.set()
                     # On hold: no answer and no closed connection, the client waits as for a
                     # busy server until the test is done with it.

@@ -2,8 +2,9 @@
 
 Decision owned here: which records can be tracked at all (an identifier, and one that fits the
 tracking table), which version of an identifier a batch keeps, and whether a record is
-already written as it is (same datestamp and status, no error from the last attempt) or is an
-older version than the one this run already wrote (a late batch of a parallel writer).
+already written as it is (same datestamp and status, no error from the last attempt but a
+search index that did not take it) or is an older version than the one this run already
+wrote (a late batch of a parallel writer).
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ in bytes (about 2.7 kB), and 1,024 CJK characters are 3 kB."""
 NO_IDENTIFIER = "(no identifier)"
 
 MAX_RETRY_DELAY = timedelta(days=7)
+
+NOT_INDEXED = "Not indexed:"
+"""How the error on a row whose record did not reach the search index begins. The record is
+written as it is: each run sends such documents first, and a harvest need not write it again."""
 
 TrackedRow = Mapping[str, Any]
 """What the tracking store knows of an identifier: datestamp, deleted, local_pid, errors, run_id."""
@@ -116,7 +121,7 @@ def is_unchanged(record: OAIRecord, row: TrackedRow | None, run_id: uuid.UUID | 
     if is_stale(record, row, run_id):
         return True
     return (
-        not row["errors"]
+        all(error.startswith(NOT_INDEXED) for error in row["errors"] or ())
         and not row.get("purged")
         and row["datestamp"] == record.datestamp
         and row["deleted"] == record.deleted

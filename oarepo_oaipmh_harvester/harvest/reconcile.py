@@ -16,7 +16,8 @@ from invenio_db import db
 from .counts import WriteCounts, describe_error
 from .settings import ReconcileMode
 from .targets import TargetAdapter
-from .tracking import INDEX_PENDING, TrackingStore
+from .tracking import TrackingStore
+from .unindexed import UnindexedRecords
 from .unit_of_work import BulkIndexingUnitOfWork
 
 
@@ -39,6 +40,7 @@ class Reconciler:
         batch_size: int,
     ) -> None:
         self.tracking = tracking
+        self.unindexed = UnindexedRecords(tracking)
         self.target = target
         self.max_share = max_share
         self.batch_size = batch_size
@@ -77,7 +79,6 @@ class Reconciler:
                         if not self.target.keeps_deleted_pids:
                             change["local_pid"] = None
                         elif local_pid:
-                            change["errors"] = [INDEX_PENDING]
                             awaiting.append(identifier)
                     except Exception as error:  # noqa: BLE001 - tracked on the record
                         uow.discard_since(mark)
@@ -85,10 +86,11 @@ class Reconciler:
                         change = {"errors": [message]}
                         counts.fail(identifier, message)
                     self.tracking.update(identifier, run_id=self.tracking.run_id, **change)
+                self.unindexed.expect(awaiting)
                 if on_commit is not None:
                     on_commit(counts)
                 uow.commit()
             by_pid = {pid: identifier for identifier, pid in rows if pid}
-            self.tracking.settle_indexing(awaiting, uow.index_failures, by_pid, counts)
+            self.unindexed.settle(awaiting, uow.index_failures, by_pid, counts)
             totals.add(counts)
         return totals

@@ -31,7 +31,7 @@ from .stopping import RunBounds
 from .targets.options import LocalDraftPolicy
 from .tracking import NOT_FETCHED, NOT_INDEXED, errors_of_kind
 from .unit_of_work import BulkIndexingUnitOfWork
-from .writer import RecordWriter, await_indexing
+from .writer import RecordWriter, indexed_after_commit
 
 
 def _after_a_good_rewrite(known: dict[str, Any]) -> dict[str, Any]:
@@ -68,15 +68,25 @@ class Repairer:
     # -- reindexing ------------------------------------------------------------------------
     def index_left_out(self, summary: HarvestSummary) -> None:
         """The documents that earlier runs wrote but did not get into the index (the search
-        engine did not answer, or the run died before it asked), sent before anything else."""
-        sent = 0
-        for rows in self.tracking.not_indexed_records(self.batch_size):
-            self.bounds.lock.verify()
-            counts = self.writer.reindex(rows, gone_is_failure=False)
-            summary.counts.add(counts)
-            sent += counts.reindexed
-        if sent:
-            self.ledger.say(f"sent {sent} documents that earlier runs left out of the index")
+        engine refused them, or the run died before it asked), sent before anything else;
+        counted apart: one still refused was refused before."""
+        left_out = WriteCounts()
+        for rows in self.writer.unindexed.pages(self.batch_size):
+            self.bounds.check(summary.counts.total)
+            gone = [identifier for identifier, pid in rows if not pid]
+            if gone:  # nothing left to send
+                self.writer.unindexed.indexed(gone)
+                db.session.commit()
+            kept = [(identifier, pid) for identifier, pid in rows if pid]
+            if kept:
+                left_out.add(self.writer.reindex(kept, gone_is_failure=False))
+        if left_out.reindexed:
+            summary.left_out = left_out
+            refused = left_out.not_indexed
+            self.ledger.say(
+                f"sent {left_out.reindexed} documents that earlier runs left out of the index"
+                + (f"; {refused} not taken again, the next run tries again" if refused else "")
+            )
 
     def reindex(self, summary: HarvestSummary) -> None:
         """Every live local record of the harvester to the index again, a batch at a time."""
@@ -175,8 +185,9 @@ class Repairer:
                 writer.write_one(uow, None, row, counts, data, restore=bool(known["purged"]))
             writer.finish_rows(rows, tracked)
             self._keep_fetch_errors(rows, tracked)
-            awaiting = await_indexing(rows)
             self.tracking.save(rows)
+            awaiting = indexed_after_commit(rows)
+            self.writer.unindexed.expect(awaiting)
             if not self.writes.end_batch(uow, None, counts):
                 return counts
         writer.settle_indexing(uow, awaiting, rows, tracked, counts)
@@ -248,6 +259,7 @@ class Repairer:
         counts = WriteCounts()
         identifiers = [identifier for identifier, _ in rows]
         self.tracking.lock(identifiers)
+        awaiting: list[str] = []  # tombstones whose document is sent after the commit
         with BulkIndexingUnitOfWork(db.session) as uow:
             for identifier, pid in rows:
                 mark = uow.mark()
@@ -264,7 +276,10 @@ class Repairer:
                     self.tracking.update(
                         identifier, purged=True, local_pid=keep_pid, run_id=self.writer.run_id
                     )
+                    if keep_pid:
+                        awaiting.append(identifier)
+            self.writer.unindexed.expect(awaiting)
             uow.commit()
         by_pid = {pid: identifier for identifier, pid in rows}
-        self.tracking.settle_indexing([], uow.index_failures, by_pid, counts)
+        self.writer.unindexed.settle(awaiting, uow.index_failures, by_pid, counts)
         return counts

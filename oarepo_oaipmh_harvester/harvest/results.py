@@ -54,6 +54,9 @@ class HarvestSummary:
     retried: WriteCounts | None = None
     """Records of earlier runs asked for again at the end of this one (apart from `counts`:
     one that still fails was failing before and does not make this run partial)."""
+    left_out: WriteCounts | None = None
+    """Documents that earlier runs left out of the search index, sent before this one
+    harvested (apart from `counts`, as `retried`)."""
 
     @property
     def succeeded(self) -> bool:
@@ -83,7 +86,7 @@ class HarvestSummary:
             if self.counts.not_indexed:
                 parts.append(
                     f"{self.counts.not_indexed} written records could not be indexed; the next "
-                    f"run writes them again (or run with reindex)."
+                    f"run sends them first (or run with reindex)."
                 )
             parts.append(f"By reason: {by_reason}." if by_reason else "")
         if self.counts.notices:

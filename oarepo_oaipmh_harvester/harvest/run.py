@@ -102,7 +102,8 @@ class HarvestRun:
         summary = HarvestSummary(harvester_id=self.harvester_id, window=None)
         self.writer.force = request.force
         kind = request.kind
-        if kind is not RunKind.REINDEX and not self.writes.is_dry_run:
+        # A reindex sends every document anyway, a purge removes them.
+        if kind not in (RunKind.REINDEX, RunKind.PURGE) and not self.writes.is_dry_run:
             self.repairer.index_left_out(summary)
         if kind is RunKind.REINDEX:
             self.repairer.reindex(summary)

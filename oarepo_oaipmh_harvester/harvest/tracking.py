@@ -1,4 +1,5 @@
-"""The tracking table of one harvester: every SQL statement on ``oai_harvested_record``.
+"""The tracking table of one harvester: every SQL statement on ``oai_harvested_record`` (those
+on the records whose search document is not known to be indexed are in :mod:`.unindexed`).
 
 Decision owned here: how tracking rows are read, written, locked and stamped as seen by a run,
 and how the planner is kept informed about a table that grows from nothing during a run.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,23 +19,13 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from ..models import OAIHarvestedRecord
 from ..protocol.records import header_identifier
-from .changes import is_shortened, retry_delay, tracking_key
-from .counts import WriteCounts
+from .changes import NOT_INDEXED, is_shortened, retry_delay, tracking_key
 from .lock import lock_key
-from .unit_of_work import IndexFailure
 
 log = logging.getLogger(__name__)
 
 _TABLE = OAIHarvestedRecord.__table__
 
-NOT_INDEXED = "Not indexed:"
-"""How the error on a row whose record did not reach the search index begins."""
-INDEX_PENDING = (
-    f"{NOT_INDEXED} the record was written to the database; its search document was to be "
-    f"sent next, and the run ended before it was. The next run sends it."
-)
-"""What a row says between its batch's commit and the search index's answer: a run that dies
-there leaves it, and the next run sends the documents of such rows first."""
 NOT_FETCHED = "Not fetched:"
 """How the error on a row whose record the provider would not serve (GetRecord) begins: its
 stored XML, if any, is an older copy, and only the provider can clear the error."""
@@ -120,7 +111,11 @@ class TrackingStore:
         or (for the end-of-run retries) those under `max_attempts` that are due by `due_by`,
         the longest waiting first, at most `limit`."""
         query = sa.select(_TABLE.c.oai_identifier).where(
-            self._mine, _has_errors(), _TABLE.c.deleted.is_(False)
+            self._mine,
+            _has_errors(),
+            # Written as it is: each run sends such documents first, the provider need not.
+            sa.not_(sa.cast(_TABLE.c.errors, sa.Text).like(f'["{NOT_INDEXED}%')),
+            _TABLE.c.deleted.is_(False),
         )
         if self.run_id is not None:
             query = query.where(self._not_seen)
@@ -171,7 +166,7 @@ class TrackingStore:
             query = query.where(_has_errors())
         if identifiers is not None:
             query = query.where(_TABLE.c.oai_identifier.in_(list(identifiers)))
-        for rows in _keyset_pages(query, batch_size):
+        for rows in keyset_pages(query, batch_size):
             yield [row._asdict() for row in rows]
 
     def created_records(self, batch_size: int) -> Iterator[list[tuple[str, str]]]:
@@ -184,7 +179,7 @@ class TrackingStore:
             _TABLE.c.adopted.is_(False),
             _TABLE.c.purged.is_(False),
         )
-        for rows in _keyset_pages(query, batch_size):
+        for rows in keyset_pages(query, batch_size):
             yield [(row.oai_identifier, row.local_pid) for row in rows]
 
     def live_identifiers(self) -> set[str]:
@@ -213,21 +208,12 @@ class TrackingStore:
         db.session.commit()
         return deleted or 0
 
-    def not_indexed_records(self, batch_size: int) -> Iterator[list[tuple[str, str]]]:
-        """(identifier, local pid) of every row whose local record an earlier run wrote but did
-        not get into the search index (tombstones too), in batches."""
-        query = sa.select(_TABLE.c.oai_identifier, _TABLE.c.local_pid).where(
-            self._mine, _TABLE.c.local_pid.is_not(None), _is_not_indexed()
-        )
-        for rows in _keyset_pages(query, batch_size):
-            yield [(row.oai_identifier, row.local_pid) for row in rows]
-
     def live_local_records(self, batch_size: int) -> Iterator[list[tuple[str, str]]]:
         """(identifier, local pid) of every live tracked record, in batches."""
         query = sa.select(_TABLE.c.oai_identifier, _TABLE.c.local_pid).where(
             self._mine, _TABLE.c.deleted.is_(False), _TABLE.c.local_pid.is_not(None)
         )
-        for rows in _keyset_pages(query, batch_size):
+        for rows in keyset_pages(query, batch_size):
             yield [(row.oai_identifier, row.local_pid) for row in rows]
 
     # -- writing (inside the caller's transaction unless said otherwise) -------------------
@@ -256,7 +242,7 @@ class TrackingStore:
     def save(self, rows: Sequence[dict[str, Any]], seen: Sequence[str] = ()) -> None:
         """Upsert whole rows; stamp `seen` identifiers (unchanged ones) with this run only."""
         if rows:
-            insert = _insert()(_TABLE).values(list(rows))
+            insert = dialect_insert()(_TABLE).values(list(rows))
             updated_columns = {
                 name: insert.excluded[name]
                 for name in rows[0]
@@ -280,53 +266,6 @@ class TrackingStore:
             .where(self._mine, _TABLE.c.oai_identifier == identifier)
             .values(**values)
         )
-
-    def clear_index_errors(self, identifiers: Sequence[str]) -> None:
-        """Drop the "Not indexed" errors of rows whose records are in the index now."""
-        if not identifiers:
-            return
-        db.session.execute(
-            sa.update(_TABLE)
-            .where(
-                self._mine,
-                _TABLE.c.oai_identifier.in_(list(identifiers)),
-                _is_not_indexed(),
-            )
-            .values(errors=None)
-        )
-
-    def settle_indexing(
-        self,
-        awaiting: Sequence[str],
-        failures: Sequence[IndexFailure],
-        identifier_of_pid: Mapping[str, str],
-        counts: WriteCounts,
-    ) -> None:
-        """After a batch's bulk request: the rows `awaiting` it lose their
-        :data:`INDEX_PENDING` mark, those of records that did not reach the index get their
-        error instead; committed."""
-        self.clear_index_errors(awaiting)
-        self.note_not_indexed(failures, identifier_of_pid, counts)
-
-    def note_not_indexed(
-        self,
-        failures: Sequence[IndexFailure],
-        identifier_of_pid: Mapping[str, str],
-        counts: WriteCounts,
-    ) -> None:
-        """An error on the rows of committed records that are not in the index: the next run
-        sees the error and writes them again, which indexes them."""
-        for failure in failures:
-            identifier = identifier_of_pid.get(failure.pid or "")
-            what = "removed from" if failure.action == "delete" else "written to"
-            message = f"{NOT_INDEXED} the record was {what} the database, but {failure.message}."
-            log.error("Harvester %s: %s %s", self.harvester_id, identifier, message)
-            if identifier is None:
-                counts.not_indexed_one(f"(record {failure.record_id})", message)
-                continue
-            counts.not_indexed_one(identifier, message)
-            self.update(identifier, errors=[message])
-        db.session.commit()
 
     def lock(self, identifiers: Iterable[str]) -> None:
         """Serialise parallel writers on shared identifiers until this transaction ends.
@@ -367,7 +306,7 @@ class TrackingStore:
             "attempts": attempts,
             "next_attempt_at": now + retry_delay(attempts, retry_backoff),
         }
-        insert = _insert()(_TABLE).values([row])
+        insert = dialect_insert()(_TABLE).values([row])
         updated = ("errors", "harvested_at", "run_id", "attempts", "next_attempt_at")
         db.session.execute(
             insert.on_conflict_do_update(
@@ -401,7 +340,7 @@ class TrackingStore:
         return sa.or_(_TABLE.c.run_id.is_(None), _TABLE.c.run_id != self.run_id)
 
 
-def _keyset_pages(query: sa.Select, batch_size: int) -> Iterator[list[sa.Row]]:
+def keyset_pages(query: sa.Select, batch_size: int) -> Iterator[list[sa.Row]]:
     """The rows of `query` in pages of `batch_size`, by identifier (keyset: a page costs the
     same at the end of 200,000 rows as at the start), each read in a transaction of its own
     (the caller writes between pages)."""
@@ -425,16 +364,11 @@ def _has_errors() -> sa.ColumnElement[bool]:
     return _TABLE.c.errors.is_not(None)
 
 
-def _is_not_indexed() -> sa.ColumnElement[bool]:
-    """The row's error says its record is not in the search index."""
-    return sa.cast(_TABLE.c.errors, sa.Text).like(f"%{NOT_INDEXED}%")
-
-
 def _dialect() -> str:
     return db.session.get_bind().dialect.name
 
 
-def _insert():
+def dialect_insert():
     name = _dialect()
     if name == "postgresql":
         return postgresql.insert

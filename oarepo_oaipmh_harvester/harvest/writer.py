@@ -26,7 +26,8 @@ from .diffs import target_changes
 from .effects import CommitHook, KeptWrites, Writes
 from .memory import collect_written_batch
 from .targets import BulkWriteRefused, KeptWithErrors, TargetAdapter
-from .tracking import INDEX_PENDING, TrackingStore
+from .tracking import NOT_FETCHED, TrackingStore
+from .unindexed import UnindexedRecords
 from .unit_of_work import BulkIndexingUnitOfWork
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,7 @@ class RecordWriter:
         self.run_id = run_id
         self.retry_backoff = retry_backoff
         self.tracking = TrackingStore(harvester_id, run_id)
+        self.unindexed = UnindexedRecords(self.tracking)
         self.writes: Writes = writes or KeptWrites()
         """Kept (a run) or rolled back and noted (a dry run)."""
         self.marks_unchanged_as_seen = self.writes.stamps_seen
@@ -109,8 +111,9 @@ class RecordWriter:
         with BulkIndexingUnitOfWork(db.session) as uow:
             rows = self._write_records(uow, [latest[i] for i in pending], tracked, counts)
             self.finish_rows(rows, tracked)
-            awaiting = await_indexing(rows)
             self.tracking.save(rows, seen_ids)
+            awaiting = indexed_after_commit(rows)
+            self.unindexed.expect(awaiting)
             if not self.writes.end_batch(uow, on_commit, counts):
                 return counts
         self.settle_indexing(uow, awaiting, rows, tracked, counts)
@@ -139,11 +142,11 @@ class RecordWriter:
         tracked: dict[str, dict[str, Any]],
         counts: WriteCounts,
     ) -> None:
-        """After the batch's bulk request: the rows `awaiting` it lose their pending mark
-        (:func:`await_indexing`), the records that did not reach the index get their error."""
+        """After the batch's bulk request: the records `awaiting` it (:func:`indexed_after_commit`)
+        are in the index, except those that did not reach it."""
         by_pid = {known["local_pid"]: i for i, known in tracked.items() if known["local_pid"]}
         by_pid.update({row["local_pid"]: row["oai_identifier"] for row in rows if row["local_pid"]})
-        self.tracking.settle_indexing(awaiting, uow.index_failures, by_pid, counts)
+        self.unindexed.settle(awaiting, uow.index_failures, by_pid, counts)
 
     def split_unchanged(self, records: Sequence[OAIRecord]) -> tuple[list[OAIRecord], list[str]]:
         """(records that need writing, identifiers of unchanged ones), in one query.
@@ -177,7 +180,7 @@ class RecordWriter:
             uow.commit()
         counts.reindexed = sum(1 for _, pid in rows if pid in found)
         settled = found if gone_is_failure else {pid for _, pid in rows}
-        self.tracking.settle_indexing(
+        self.unindexed.settle(
             [identifier for identifier, pid in rows if pid in settled],
             uow.index_failures,
             {pid: identifier for identifier, pid in rows},
@@ -364,14 +367,14 @@ class RecordWriter:
         counts.fail(identifier, message)
 
 
-def await_indexing(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """Mark the rows whose local record gets its search document after the commit
-    (:data:`.tracking.INDEX_PENDING`, committed with them); their identifiers.
-
-    The mark goes once the index has answered (:meth:`RecordWriter.settle_indexing`). A run
-    that dies in between leaves it, and the next run sends those documents first.
-    """
-    awaiting = [row for row in rows if row["local_pid"] and not row["errors"]]
-    for row in awaiting:
-        row["errors"] = [INDEX_PENDING]
-    return [row["oai_identifier"] for row in awaiting]
+def indexed_after_commit(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The identifiers of the rows whose local record gets its search document after the
+    batch's commit: until the index has answered they are unindexed
+    (:meth:`.unindexed.UnindexedRecords.expect`), and a run that dies in between leaves
+    them so; the next run sends those documents first. A record that failed is not written,
+    and a provider's refusal to serve it again (``Not fetched``) does not undo a rewrite."""
+    return [
+        row["oai_identifier"]
+        for row in rows
+        if row["local_pid"] and all(error.startswith(NOT_FETCHED) for error in row["errors"] or ())
+    ]

@@ -70,6 +70,6 @@ def test_a_tombstone_the_index_missed_is_sent_by_the_next_run(
 
     summary = harvest_again(corpus)  # the provider has nothing new
 
-    assert summary.succeeded and summary.counts.reindexed == 1
+    assert summary.succeeded and summary.left_out.reindexed == 1
     assert deletion_status(pid) == "D"
     assert tracking()[identifier].errors is None

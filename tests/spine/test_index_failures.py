@@ -32,6 +32,7 @@ def flaky_search(search_proxy):
     search_proxy.down = False
     yield search_proxy
     search_proxy.down = False
+    search_proxy.bulk = "forward"
 
 
 def _refresh():
@@ -69,7 +70,7 @@ def test_index_failures_make_the_run_partial_and_the_next_run_repairs_them(
     # The next run sends exactly those again before it harvests; then nothing has changed.
     repaired = run_harvest("test", full=True)
     _refresh()
-    assert repaired.succeeded and repaired.counts.reindexed == 20
+    assert repaired.succeeded and repaired.left_out.reindexed == 20
     assert (repaired.counts.updated, repaired.counts.unchanged) == (0, 50)
     assert indexed_total(sample_service) == 50
     assert not any(row.errors for row in tracking().values())
@@ -95,3 +96,24 @@ def test_reindex_sends_every_local_record_again_without_asking_the_provider(
     assert not any(row.errors for row in tracking().values())
     db_.session.expire_all()
     assert run.updated_entries == 50
+
+
+def test_documents_the_index_keeps_refusing_do_not_hold_the_next_runs_back(
+    app, db, clean_index, provider, corpus, sample_service, flaky_search
+):
+    make_harvester(provider.base_url)
+    flaky_search.bulk = "refuse"  # the index takes no document, this run nor the next
+    try:
+        assert run_harvest("test").counts.not_indexed == 50
+        again = run_harvest("test")  # the provider has nothing new
+    finally:
+        flaky_search.bulk = "forward"
+
+    # Sent first and refused again: counted apart, as they were refused before.
+    assert again.left_out.not_indexed == 50
+    assert again.succeeded and again.watermark_advanced
+    assert all(row.errors[0].startswith("Not indexed:") for row in tracking().values())
+    _refresh()
+    assert run_harvest("test").left_out.reindexed == 50
+    _refresh()
+    assert indexed_total(sample_service) == 50
