@@ -12,6 +12,7 @@ from factories import frozen_corpus
 from invenio_app.factory import create_api
 from oaiharvest_test_support.sample_records import SAMPLE_SERVICE_ID
 from search_node import SearchServer, empty_search_indices, ensure_search_indices
+from search_proxy import SearchProxy
 
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
 
@@ -92,6 +93,16 @@ def search_server(pytestconfig):
 @pytest.fixture(scope="module")
 def search_hosts(search_server):
     return search_server
+
+
+@pytest.fixture(scope="module")
+def search_proxy(search_server):
+    """A TCP proxy in front of the session's node that a test can take down or have hold
+    bulk requests (search_proxy.SearchProxy); a module routes through it what it chooses."""
+    [host] = search_server
+    proxy = SearchProxy(host["host"], host["port"])
+    yield proxy
+    proxy.close()
 
 
 @pytest.fixture(scope="module")

@@ -9,18 +9,9 @@ pytest.importorskip("invenio_rdm_records")
 from factories import make_harvester, run_harvest
 from invenio_search.proxies import current_search, current_search_client
 from invenio_search.utils import build_alias_name
-from search_proxy import SearchProxy
 
 from .conftest import RDM_TARGET, TRANSFORMER
 from .helpers import harvest_again, tracking
-
-
-@pytest.fixture(scope="module")
-def search_proxy(search_server):
-    [host] = search_server
-    proxy = SearchProxy(host["host"], host["port"])
-    yield proxy
-    proxy.close()
 
 
 @pytest.fixture(scope="module")

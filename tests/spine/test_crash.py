@@ -91,15 +91,6 @@ def test_a_run_killed_mid_harvest_is_completed_exactly_by_the_next(
     assert indexed_total(sample_service) == 50
 
 
-@pytest.fixture(scope="module")
-def search_proxy(search_server):
-    """Between the killed run and the search server only (this process talks to it directly)."""
-    [host] = search_server
-    proxy = SearchProxy(host["host"], host["port"])
-    yield proxy
-    proxy.close()
-
-
 def unindexed(harvester_id: str) -> set[str]:
     rows = db.session.query(OAIUnindexedRecord).filter_by(harvester_id=harvester_id)
     return {row.oai_identifier for row in rows}

@@ -6,19 +6,10 @@ from invenio_access.permissions import system_identity
 from invenio_db import db as db_
 from invenio_jobs.models import RunStatusEnum
 from invenio_search.proxies import current_search
-from search_proxy import SearchProxy
 
 from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
 
 from .helpers import indexed_total, tracking
-
-
-@pytest.fixture(scope="module")
-def search_proxy(search_server):
-    [host] = search_server
-    proxy = SearchProxy(host["host"], host["port"])
-    yield proxy
-    proxy.close()
 
 
 @pytest.fixture(scope="module")
