@@ -10,6 +10,7 @@ request instead of the indexer's queue (each record is indexed once, not twice).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +36,9 @@ class IndexFailure:
 
 
 @dataclass
-class _Mark:
+class OperationsMark:
+    """How many operations of each kind a unit of work held at one moment."""
+
     operations: int
     index_actions: int
     bulk_index_ops: int
@@ -93,21 +96,33 @@ class BulkIndexingUnitOfWork(UnitOfWork):
         """
         self._pending.extend(("index", indexer, record) for record in records)
 
-    def mark(self) -> _Mark:
+    def mark(self) -> OperationsMark:
         """A position to roll the registered operations back to."""
-        return _Mark(
+        return OperationsMark(
             len(self._operations),
             len(self._pending),
             len(self._bulk_index_ops),
             len(self._parent_ops),
         )
 
-    def discard_since(self, mark: _Mark) -> None:
+    def discard_since(self, mark: OperationsMark) -> None:
         """Forget operations registered after `mark` (their savepoint was rolled back)."""
         del self._operations[mark.operations :]
         del self._pending[mark.index_actions :]
         del self._bulk_index_ops[mark.bulk_index_ops :]
         del self._parent_ops[mark.parent_ops :]
+
+    def withdraw_operations(
+        self, since: OperationsMark, wanted: Callable[[Operation], bool]
+    ) -> list[Operation]:
+        """Remove and return the operations registered after `since` that `wanted` picks: a
+        target does their work in the batch instead (they were the service's, not ours)."""
+        kept: list[Operation] = []
+        taken: list[Operation] = []
+        for op in self._operations[since.operations :]:
+            (taken if wanted(op) else kept).append(op)
+        self._operations[since.operations :] = kept
+        return taken
 
     def roll_back_everything(self) -> None:
         """Forget every operation and roll the transaction back (a dry run keeps nothing)."""

@@ -1,5 +1,6 @@
 """A harvester's target options against the real InvenioRDM records service: owner,
-community, local drafts, invalid drafts, DOI conflicts and records deleted by a curator."""
+community, local drafts, invalid drafts, DOI conflicts and records deleted by a curator; and
+how the harvested records' PIDs (DOI, OAI id) are registered."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ pytest.importorskip("invenio_rdm_records")
 from factories import harvester_data, make_harvester, run_harvest
 from invenio_access.permissions import system_identity
 from invenio_db import db
+from invenio_pidstore.models import PersistentIdentifier, PIDStatus
 from invenio_rdm_records.records.api import RDMRecord
 from invenio_rdm_records.services.errors import RecordDeletedException
 from invenio_search.proxies import current_search
@@ -395,6 +397,100 @@ def test_a_new_record_looks_up_its_dois_holder_once(rdm, provider, corpus, monke
     assert f"already held by local record {holder}" in tracking()[held].errors[0]
     created = rdm.read(system_identity, tracking()[free].local_pid).data
     assert created["pids"]["doi"]["identifier"] == "10.1234/harvested.free"
+
+
+# -- PID registration --------------------------------------------------------------------------
+@pytest.fixture()
+def sent_tasks():
+    """(task name, args, kwargs) of every Celery task sent or run eagerly."""
+    from celery.signals import before_task_publish, task_prerun
+
+    sent: list[tuple[str, list, dict]] = []
+
+    def published(sender=None, body=None, **kwargs):
+        sent.append((sender, list(body[0]), dict(body[1])))
+
+    def run_eagerly(task=None, args=None, kwargs=None, **extra):
+        if task.request.is_eager:
+            sent.append((task.name, list(args), dict(kwargs)))
+
+    before_task_publish.connect(published, weak=False)
+    task_prerun.connect(run_eagerly, weak=False)
+    yield sent
+    before_task_publish.disconnect(published)
+    task_prerun.disconnect(run_eagerly)
+
+
+PID_TASK = "invenio_rdm_records.services.pids.tasks.register_or_update_pid"
+
+
+def pid_status(record_pids: dict[str, Any], scheme: str) -> PIDStatus:
+    """The PID store's status of a record's PID (RDM's pid types are its schemes)."""
+    return PersistentIdentifier.get(scheme, record_pids[scheme]["identifier"]).status
+
+
+def test_harvested_dois_and_oai_ids_are_registered_in_the_batch(rdm, provider, corpus, sent_tasks):
+    """RDM queues a task per PID of each published record; for PIDs that live in the local
+    PID store only (an external DOI, the OAI id) the harvest registers them in the record's
+    transaction, and no task is left for a worker."""
+    with_doi = sorted(corpus.live_identifiers())[0]
+    edit_at_source(corpus, with_doi, identifier=[DOI])
+    harvester(provider)
+
+    summary = run_harvest("test")
+
+    assert summary.counts.created == 6
+    pids = rdm.read(system_identity, tracking()[with_doi].local_pid).data["pids"]
+    assert pids["doi"] == {"identifier": DOI, "provider": "external"}
+    assert pid_status(pids, "doi") is PIDStatus.REGISTERED  # RESERVED until a task ran
+    for row in tracking().values():
+        oai = rdm.read(system_identity, row.local_pid).data["pids"]
+        assert pid_status(oai, "oai") is PIDStatus.REGISTERED
+    assert [task for task in sent_tasks if task[0] == PID_TASK] == []
+
+    edit_at_source(corpus, with_doi, title=["Edited at the source"])
+    summary = harvest_again(corpus)  # publish again: RDM would update each PID in a task
+
+    assert summary.counts.updated == 1
+    assert [task for task in sent_tasks if task[0] == PID_TASK] == []
+
+
+def test_a_pid_of_a_remote_provider_is_left_to_rdms_task(
+    app, rdm, provider, corpus, sent_tasks, monkeypatch
+):
+    """A provider that registers at a remote service (DataCite, Crossref) overrides PIDProvider's
+    register and update: its PIDs stay with the worker's task, after the commit."""
+    from invenio_rdm_records.services.pids.providers import ExternalPIDProvider
+
+    registered: list[str] = []
+
+    class RemoteRegistry(ExternalPIDProvider):
+        """Registers its DOIs at a remote service first, as DataCite's provider does."""
+
+        def register(self, pid, **kwargs):
+            registered.append(pid.pid_value)
+            return super().register(pid, **kwargs)
+
+        def update(self, pid, **kwargs):
+            raise AssertionError("only a registered PID is updated")
+
+    providers = [
+        RemoteRegistry("external", "doi") if p.name == "external" else p
+        for p in app.config["RDM_PERSISTENT_IDENTIFIER_PROVIDERS"]
+    ]
+    monkeypatch.setitem(app.config, "RDM_PERSISTENT_IDENTIFIER_PROVIDERS", providers)
+    with_doi = sorted(corpus.live_identifiers())[0]
+    edit_at_source(corpus, with_doi, identifier=[DOI])
+    harvester(provider)
+
+    summary = run_harvest("test")
+
+    assert summary.counts.created == 6
+    pid = tracking()[with_doi].local_pid
+    pids = rdm.read(system_identity, pid).data["pids"]
+    assert [task for task in sent_tasks if task[0] == PID_TASK] == [(PID_TASK, [pid, "doi"], {})]
+    assert registered == [DOI]  # by the task, after the commit
+    assert pid_status(pids, "doi") is PIDStatus.REGISTERED
 
 
 # -- deleted by a curator ----------------------------------------------------------------------

@@ -85,6 +85,11 @@ class DraftsServiceTarget(TargetAdapter):
         self.custom_fields = custom_fields
         """The custom fields the site defined (RDM_CUSTOM_FIELDS): provenance goes there."""
         self._is_rdm = _is_rdm_service(service)
+        self._pid_registration = None
+        if self._is_rdm:
+            from .rdm_pids import PidRegistrationInBatch  # needs invenio-rdm-records
+
+            self._pid_registration = PidRegistrationInBatch(service)
 
     def with_provenance(self, data: dict[str, Any], provenance: Provenance) -> dict[str, Any]:
         if not self._is_rdm:
@@ -207,7 +212,7 @@ class DraftsServiceTarget(TargetAdapter):
         # A local draft is not ours to delete: the writer's savepoint brings it back. An
         # edit draft of ours with errors is never kept: the published record stays as it was.
         self._refuse_invalid(draft, uow, discard=not local_draft, keep=False)
-        return self.service.publish(self.identity, pid, uow=uow).id
+        return self._publish(pid, uow)
 
     def delete(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
         try:
@@ -250,9 +255,17 @@ class DraftsServiceTarget(TargetAdapter):
         # the invalid fields silently.
         keep = self.options.invalid_drafts is InvalidDraftPolicy.KEEP
         self._refuse_invalid(draft, uow, discard=not keep, keep=keep)
-        published = self.service.publish(self.identity, pid, uow=uow).id
+        published = self._publish(pid, uow)
         self._include_in_community(published, uow)
         return published
+
+    def _publish(self, pid: str, uow: BulkIndexingUnitOfWork) -> str:
+        since = uow.mark()
+        published = self.service.publish(self.identity, pid, uow=uow)
+        if self._pid_registration is not None:
+            # The result item's record: resolving it again would cost two queries.
+            self._pid_registration.take_over(uow, since, published._record)
+        return published.id
 
     def _published(self, pid: str) -> Any:
         try:
