@@ -55,12 +55,14 @@ def test_harvest_batches_with_other_tasks_on_a_fresh_worker(rdm_site: RunningSit
     counts = fork.harvest_round
     assert counts is not None
     assert len(counts.by_child) == 2, counts.by_child
-    # The run itself, its batches (written by the worker's children), the relation types
-    # again and RDM's tasks for the published records.
+    # The run itself, its batches (written by the worker's children) and the relation types
+    # again; the published records' PIDs were registered in their batches, not by tasks.
     assert counts.by_name("invenio_jobs.tasks.execute_run")["received"] == 1, counts.describe()
     batches = counts.by_name("oarepo_oaipmh_harvester.tasks.write_harvest_batch")
     assert batches["received"] == FORK_CHECK_RECORDS // FORK_CHECK_BATCH_SIZE, counts.describe()
     assert counts.by_name("invenio_rdm_records.fixtures")["received"] >= 30, counts.describe()
+    pid_tasks = counts.by_name("invenio_rdm_records.services.pids.tasks")
+    assert pid_tasks["received"] == 0, counts.describe()
     assert counts.failed == {}, counts.describe()
     run = fork.harvest_run
     assert run is not None

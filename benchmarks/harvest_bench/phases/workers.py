@@ -22,8 +22,9 @@ def phase_workers(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]
 
     With `params["rdm"]` the target is InvenioRDM and the workers' app is rdm_target's.
     The workers consume the site's default queue too, as a site's workers do: the tasks that
-    the target's service sends after each commit (InvenioRDM registers every new record's
-    PIDs in two) run on the same cores, and the clock stops when they are done. With no
+    the target's service sends after each commit (InvenioRDM's, for a PID of a remote
+    provider; the harvest registers local-only PIDs in its batches) run on the same cores,
+    and the clock stops when they are done. With no
     worker (0) nothing runs those tasks: that rate leaves them out. What the indexers'
     queues hold then is indexed by this process, on the clock (a site's beat task has a
     worker do it).
