@@ -53,12 +53,11 @@ class PidRegistrationInBatch:
 
 def _registers_record_pid(op: Operation) -> bool:
     """RDM's task for one of a record's own PIDs (not its parent's)."""
-    return (
-        isinstance(op, TaskOp)
-        and op._celery_task is register_or_update_pid
-        and len(op._args) >= 2
-        and not op._kwargs.get("parent", op._args[2] if len(op._args) > 2 else False)
-    )
+    if not isinstance(op, TaskOp) or op._celery_task is not register_or_update_pid:
+        return False
+    args = op._args  # (recid, scheme[, parent])
+    parent = op._kwargs.get("parent", args[2] if len(args) > 2 else False)
+    return len(args) >= 2 and not parent
 
 
 def _local_only(provider: Any) -> bool:
