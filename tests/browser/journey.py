@@ -42,6 +42,7 @@ class Browser:
         self.screenshots = screenshots
         self.problems: list[str] = []
         self._expected: list[tuple[int, re.Pattern[str]]] = []
+        self._expected_console: list[tuple[re.Pattern[str], re.Pattern[str]]] = []
         self._step = 0
 
     def __enter__(self) -> Browser:
@@ -75,9 +76,14 @@ class Browser:
     # -- watching ----------------------------------------------------------------------------
     def _on_console(self, message: Any) -> None:
         if message.type == "error" and not self._is_expected_console(message.text):
-            self.problems.append(f"console error: {message.text}")
+            self.problems.append(f"console error on {self.page.url}: {message.text}")
 
     def _is_expected_console(self, text: str) -> bool:
+        if any(
+            page.search(self.page.url) and message.search(text)
+            for page, message in self._expected_console
+        ):
+            return True
         # A failed request is logged to the console too (by the browser, and by the panel's
         # code as an AxiosError); those are judged by their status.
         status = re.search(r"status (?:code|of) (\d{3})", text)
@@ -96,10 +102,21 @@ class Browser:
         )
 
     @contextmanager
-    def step(self, name: str, *, expect: list[tuple[int, str]] = ()) -> Iterator[Page]:
-        """A step of the journey: `expect` lists (status, URL pattern) it may answer with."""
+    def step(
+        self,
+        name: str,
+        *,
+        expect: list[tuple[int, str]] = (),
+        expect_console: list[tuple[str, str]] = (),
+    ) -> Iterator[Page]:
+        """A step of the journey: `expect` lists (status, URL pattern) it may answer with,
+        `expect_console` (page URL pattern, message pattern) the console errors that another
+        package's page may log in it."""
         self._step += 1
         self._expected = [(status, re.compile(pattern)) for status, pattern in expect]
+        self._expected_console = [
+            (re.compile(page), re.compile(message)) for page, message in expect_console
+        ]
         self.problems.clear()
         try:
             yield self.page

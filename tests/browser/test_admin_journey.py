@@ -308,10 +308,18 @@ def test_admin_journey(
         page.locator("form").first.wait_for()
         assert page.locator("[name='title']").first.is_visible()
 
-    # invenio-jobs 11.1 (not this plugin): after scheduling from the Jobs list it navigates to
-    # the job's `links.self_admin_html`, which its API app cannot build (no administration
-    # blueprint there), so the browser asks for /administration/undefined once.
-    with browser.step("schedule-job", expect=[(404, r"/administration/undefined$")]):
+    # invenio-jobs 11.1 (not this plugin): 1.5 s after scheduling from the Jobs list it
+    # navigates to the job's `links.self_admin_html`, its runs page (sorted by `created`), or
+    # to /administration/undefined where its API app cannot build that link (no
+    # administration blueprint there). The step waits for that navigation, so that the next
+    # one starts on a settled page. Once in CI (2026-12-05) the runs page's sort dropdown
+    # threw there ("reading 'text'": react-searchkit found no selected sort option), in the
+    # next step: that error of invenio-jobs' page is tolerated on its pages only.
+    with browser.step(
+        "schedule-job",
+        expect=[(404, r"/administration/undefined$")],
+        expect_console=[(r"/administration/(jobs|undefined)", r"reading 'text'")],
+    ):
         browser.goto("/administration/jobs")
         row = page.locator("tr", has_text="OAI-PMH harvest: Journey")
         row.locator("td").last.locator(".dropdown, button").first.click()  # the gear menu
@@ -322,6 +330,7 @@ def test_admin_journey(
         modal.locator("[name='hours']").fill("6")
         modal.get_by_role("button", name="Save").click()
         modal.wait_for(state="detached")
+        page.wait_for_url(re.compile(r"/administration/(undefined$|jobs/[0-9a-f-]{36})"))
         job = browser.api("GET", f"/api/jobs/{job_id}").json()
         assert job["schedule"]["type"] == "interval" and job["schedule"]["hours"] == 6
         assert job["active"] is True
