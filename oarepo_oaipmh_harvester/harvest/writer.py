@@ -26,6 +26,7 @@ from .diffs import target_changes
 from .effects import CommitHook, KeptWrites, Writes
 from .memory import collect_written_batch
 from .targets import BulkWriteRefused, KeptWithErrors, TargetAdapter
+from .targets.schema_references import schema_references_resolved_once
 from .tracking import NOT_FETCHED, TrackingStore
 from .unindexed import UnindexedRecords
 from .unit_of_work import BulkIndexingUnitOfWork
@@ -108,7 +109,7 @@ class RecordWriter:
             db.session.commit()  # end the read-only transaction (keeps what a caller left)
             return counts
 
-        with BulkIndexingUnitOfWork(db.session) as uow:
+        with schema_references_resolved_once(), BulkIndexingUnitOfWork(db.session) as uow:
             rows = self._write_records(uow, [latest[i] for i in pending], tracked, counts)
             self.finish_rows(rows, tracked)
             self.tracking.save(rows, seen_ids)

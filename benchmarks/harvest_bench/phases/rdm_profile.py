@@ -34,7 +34,7 @@ LABELS: list[tuple[str, str, str]] = [
     ("invenio_records_resources.services.base.service", "Service.check_permission", "permissions"),
     ("invenio_records_resources.services.records.schema", "ServiceSchemaWrapper.load", "marshmallow load"),
     ("invenio_records_resources.services.records.schema", "ServiceSchemaWrapper.dump", "marshmallow dump (results)"),
-    ("invenio_records.api", "RecordBase.validate", "JSON schema validation"),
+    ("invenio_records.ext", "_RecordsState.validate", "JSON schema validation"),
     ("invenio_records.systemfields.relations.field", "RelationsField.pre_commit", "relations check (vocabularies)"),
     ("invenio_pidstore.models", "PersistentIdentifier.create", "PID create"),
     ("invenio_pidstore.resolver", "Resolver.resolve", "PID resolve"),
