@@ -26,7 +26,7 @@ from invenio_jobs.models import Run
 from .arguments import task_run_request
 from .harvest.assembly import make_writer, run_harvest
 from .harvest.counts import describe_error
-from .harvest.fanout import write_subtask
+from .harvest.fanout import WritersOfARun, write_subtask
 from .harvest.memory import worker_process_scope
 from .harvest.results import RunOutcome
 from .harvest.stopping import RunStopped, StopSignal, end_run_cancelled
@@ -171,6 +171,10 @@ def write_harvest_batch(subtask_run_id: str) -> None:
     """Write one batch of a fanned-out run (an invenio-jobs subtask of that run)."""
     request = write_harvest_batch.request
     if request.is_eager or request.called_directly:  # in a caller's process, not a worker's
-        write_subtask(uuid.UUID(subtask_run_id), make_writer)
+        write_subtask(uuid.UUID(subtask_run_id), _writers)
     else:
-        write_subtask(uuid.UUID(subtask_run_id), make_writer, scope=worker_process_scope)
+        write_subtask(uuid.UUID(subtask_run_id), _writers, scope=worker_process_scope)
+
+
+_writers = WritersOfARun(make_writer)
+"""This process's writer for the batches of the run it last wrote for."""

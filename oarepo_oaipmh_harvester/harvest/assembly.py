@@ -24,7 +24,7 @@ from ..protocol.credentials import ProviderCredentials
 from ..protocol.records import OAIRecord
 from ..provenance import Provenance, getrecord_url
 from .effects import DryRun, KeptWrites, Writes
-from .fanout import BatchDispatcher, Enqueue
+from .fanout import BatchDispatcher, Enqueue, WritersOfARun
 from .interrupted import close_interrupted_runs, grace_for
 from .lock import exclusive_run
 from .memory import run_scope
@@ -207,7 +207,7 @@ def run_harvest(
         dispatcher = BatchDispatcher(
             harvester_id=harvester.id,
             parent_run_id=run_id,
-            writer_factory=make_writer,
+            writer_factory=WritersOfARun(make_writer),
             enqueue=enqueue_batch,
             queue=settings.write_queue,
             wait_timeout=settings.subtask_timeout,

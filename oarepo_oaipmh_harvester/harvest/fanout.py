@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -46,6 +47,32 @@ Enqueue = Callable[[str, str | None], None]
 log = logging.getLogger(__name__)
 
 FINISHED = (RunStatusEnum.SUCCESS, RunStatusEnum.FAILED, RunStatusEnum.PARTIAL_SUCCESS)
+
+
+class WritersOfARun:
+    """The writer a process uses for the batches of one run, built at the first of them.
+
+    A writer is made for a run: the run that writes locally has one for all its batches,
+    and its transformer keeps the run's vocabulary look-ups. Built again for each subtask,
+    a worker read the same vocabulary entries (and searched the index for them) every
+    ten records. One writer per thread (a transformer is not thread-safe), for the latest
+    run only; after a batch that failed as a whole the next one starts a new writer.
+    """
+
+    def __init__(self, factory: WriterFactory) -> None:
+        self._factory = factory
+        self._local = threading.local()
+
+    def __call__(self, harvester_id: str, run_id: uuid.UUID | None) -> RecordWriter:
+        key = (harvester_id, run_id)
+        kept = getattr(self._local, "kept", None)
+        if kept is None or kept[0] != key:
+            kept = self._local.kept = (key, self._factory(harvester_id, run_id))
+        return kept[1]
+
+    def forget(self) -> None:
+        """Build the next batch's writer afresh."""
+        self._local.kept = None
 
 
 class FanOutTimeout(Exception):
@@ -78,7 +105,7 @@ def claim_subtask(subtask_run_id: uuid.UUID) -> Run | None:
 
 def write_subtask(
     subtask_run_id: uuid.UUID,
-    writer_factory: WriterFactory,
+    writer_factory: WriterFactory | WritersOfARun,
     *,
     scope: Callable[[], AbstractContextManager[None]] = run_scope,
 ) -> bool:
@@ -108,6 +135,8 @@ def write_subtask(
         error = None
     except Exception as failure:  # noqa: BLE001 - recorded on the subtask, the parent decides
         db.session.rollback()
+        if isinstance(writer_factory, WritersOfARun):
+            writer_factory.forget()
         log.exception("Subtask %s of run %s failed", subtask_run_id, parent_id)
         error = describe_error(failure)
         # Nothing of the batch was written: every record of it counts as failed.

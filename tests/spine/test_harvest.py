@@ -1,5 +1,6 @@
 """End-to-end harvests from a real provider on 127.0.0.1 into the sample record service."""
 
+import uuid
 from collections import Counter
 from datetime import UTC, datetime
 
@@ -299,3 +300,20 @@ def test_a_run_that_writes_many_records_refreshes_the_tracking_statistics(
     assert analyze_count() - before == 3
     run_harvest("test")  # nothing written: nothing to refresh
     holds_for(lambda: analyze_count() - before == 3, 1.0, interval=0.2, message="no 4th ANALYZE")
+
+
+def test_a_process_writes_the_batches_of_one_run_with_one_writer(app, db, provider):
+    from oarepo_oaipmh_harvester.harvest.assembly import make_writer
+    from oarepo_oaipmh_harvester.harvest.fanout import WritersOfARun
+
+    make_harvester(provider.base_url)
+    writers = WritersOfARun(make_writer)
+    run, later_run = uuid.uuid4(), uuid.uuid4()
+    first = writers("test", run)
+    # Its transformer's vocabulary look-ups, for one: kept for the run's next batches.
+    assert writers("test", run) is first and first.run_id == run
+    of_the_later_run = writers("test", later_run)
+    assert of_the_later_run is not first and of_the_later_run.run_id == later_run
+    assert writers("test", later_run) is of_the_later_run
+    writers.forget()  # after a batch that failed as a whole
+    assert writers("test", later_run) is not of_the_later_run
