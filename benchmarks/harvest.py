@@ -5,7 +5,7 @@
                    [--phases fetch,write,naive,ours,batch,workers,rdm,rdm_workers]
                    [--worker-counts 0,1,2]
                    [--worker-records 5000] [--profile DIR] [--json FILE]
-                   [--compare FILE] [--rdm-records 300] [--rdm-batch-size 10]
+                   [--compare FILE] [--rdm-records 300] [--rdm-batch-size 100]
                    [--rdm-worker-counts 1,2] [--rdm-site-records 200000]
 
 One run serves N synthetic oai_dc records (`Corpus.generate(N)`) from the bundled provider
@@ -107,7 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--rdm-records", type=int, default=300, help="N of the RDM phases (default 300)"
     )
-    parser.add_argument("--rdm-batch-size", type=int, default=10, help="batch size into RDM")
+    parser.add_argument(
+        "--rdm-batch-size",
+        type=int,
+        default=100,
+        help="the harvester's batch size in the RDM phases (a harvester's default, 100; each "
+        "transaction into RDM has at most OAI_HARVESTER_DRAFTS_LARGEST_BATCH records)",
+    )
     parser.add_argument(
         "--rdm-worker-counts", default="1,2", help="Celery worker processes of rdm_workers"
     )

@@ -79,7 +79,7 @@ def print_header(results: dict[str, Any], args: argparse.Namespace, out: TextIO)
     if rdm:
         corpus.append(
             f"RDM phases: N={args.rdm_records} oai_dc records into InvenioRDM, "
-            f"batch size {args.rdm_batch_size}"
+            f"harvester batch size {args.rdm_batch_size}"
             f"{'' if getattr(args, 'rdm_without_access_cache', True) else ', ACCESS_CACHE on'}"
         )
     print(

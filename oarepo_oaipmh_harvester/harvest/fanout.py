@@ -35,6 +35,7 @@ from ..protocol.items import record_from_xml
 from ..protocol.records import OAIRecord
 from .counts import WriteCounts, describe_error
 from .memory import run_scope
+from .prefetch import batched
 from .stopping import RunStopped
 from .writer import RecordWriter
 
@@ -128,20 +129,27 @@ def write_subtask(
         counts.fail("(batch)", "Not written: its run had ended.", records=max(len(items), 1))
         _finish(subtask_run_id, job_id, args, counts, "its run had ended")
         return True
+    records = deserialize_batch(items)
+    counts, error, committed = WriteCounts(), None, 0
     try:
         writer = writer_factory(args["harvester_id"], parent_id)
         with scope():
-            counts = writer.write_batch(deserialize_batch(items))
-        error = None
+            # Units of work of the run's size (a draft-enabled target's are small), each
+            # committed with its tracking rows.
+            per_transaction = int(args.get("records_per_transaction") or len(records) or 1)
+            for unit in batched(records, per_transaction):
+                counts.add(writer.write_batch(unit))
+                committed += len(unit)
     except Exception as failure:  # noqa: BLE001 - recorded on the subtask, the parent decides
         db.session.rollback()
         if isinstance(writer_factory, WritersOfARun):
             writer_factory.forget()
         log.exception("Subtask %s of run %s failed", subtask_run_id, parent_id)
         error = describe_error(failure)
-        # Nothing of the batch was written: every record of it counts as failed.
-        counts = WriteCounts()
-        counts.fail(f"(batch written by {worker_name()})", error, records=len(items))
+        # What was committed before the failure stands; every other record counts as failed.
+        counts.fail(
+            f"(batch written by {worker_name()})", error, records=max(len(items) - committed, 1)
+        )
     _finish(subtask_run_id, job_id, args, counts, error)
     return True
 
@@ -208,16 +216,19 @@ class BatchDispatcher:
         parent = db.session.get(Run, parent_run_id)
         self.job_id = parent.job_id
 
-    def dispatch(self, records: Sequence[OAIRecord]) -> None:
+    def dispatch(self, records: Sequence[OAIRecord], *, records_per_transaction: int) -> None:
+        """One subtask for `records`, which its writer commits `records_per_transaction` at
+        a time."""
         subtask = current_runs_service.create_subtask_run(
             system_identity, self.parent_run_id, self.job_id
         )
+        args = {
+            "harvester_id": self.harvester_id,
+            "records": serialize_batch(records),
+            "records_per_transaction": records_per_transaction,
+        }
         # Set afterwards: Run.create would pass them through the job type's argument builder.
-        db.session.execute(
-            sa.update(Run)
-            .where(Run.id == subtask.id)
-            .values(args={"harvester_id": self.harvester_id, "records": serialize_batch(records)})
-        )
+        db.session.execute(sa.update(Run).where(Run.id == subtask.id).values(args=args))
         self.add_to_total(len(records))  # commits the subtask too
         self.enqueue(str(subtask.id), self.queue)
 

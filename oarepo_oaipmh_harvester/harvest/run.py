@@ -174,7 +174,10 @@ class HarvestRun:
             records = self._list_tombstones_marking_seen(windows)
         else:
             records = self._list_records(windows)
-        batches = batched(self.writes.records(records), self.batch_size)
+        dispatching = self.dispatcher is not None and not reconcile_only
+        # A worker takes a harvester's batch and writes it in units of work of batch_size.
+        size = self.harvester_batch_size if dispatching else self.batch_size
+        batches = batched(self.writes.records(records), size)
         if self.settings.spool and not reconcile_only:
             # Tokens that expire fast: the list is read to its end while batches are written.
             batches = spooled(batches, self.settings.spool_directory)
@@ -184,7 +187,7 @@ class HarvestRun:
         # Closed on any failure too: a read-ahead thread must not go on asking the provider
         # once the run has stopped (and let its lock go).
         with contextlib.closing(batches):
-            if self.dispatcher is not None and not reconcile_only:
+            if dispatching:
                 self._dispatch(summary, batches)
             else:
                 self._write(summary, batches)
@@ -333,7 +336,7 @@ class HarvestRun:
                         self.writer.tracking.mark_seen(unchanged_ids)
                     self.dispatcher.add_to_total(len(unchanged_ids))
                 if changed:
-                    self.dispatcher.dispatch(changed)
+                    self.dispatcher.dispatch(changed, records_per_transaction=self.batch_size)
                     self.writes.written(self.writer.tracking, len(changed))
                 read += len(batch)
                 self.ledger.progress_line(
