@@ -25,8 +25,7 @@ from .counts import RecordValidationError, WriteCounts, describe_error
 from .diffs import target_changes
 from .effects import CommitHook, KeptWrites, Writes
 from .memory import collect_written_batch
-from .targets import BulkWriteRefused, KeptWithErrors, TargetAdapter
-from .targets.schema_references import schema_references_resolved_once
+from .targets import BulkWriteRefused, KeptWithErrors, TargetAdapter, lookups_shared_by_a_batch
 from .tracking import NOT_FETCHED, TrackingStore
 from .unindexed import UnindexedRecords
 from .unit_of_work import BulkIndexingUnitOfWork
@@ -109,7 +108,7 @@ class RecordWriter:
             db.session.commit()  # end the read-only transaction (keeps what a caller left)
             return counts
 
-        with schema_references_resolved_once(), BulkIndexingUnitOfWork(db.session) as uow:
+        with lookups_shared_by_a_batch(), BulkIndexingUnitOfWork(db.session) as uow:
             rows = self._write_records(uow, [latest[i] for i in pending], tracked, counts)
             self.finish_rows(rows, tracked)
             self.tracking.save(rows, seen_ids)

@@ -10,6 +10,8 @@ path needs neither invenio-drafts-resources nor invenio-rdm-records).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .base import (
@@ -21,6 +23,8 @@ from .base import (
 )
 from .options import AdapterKind, TargetOptions
 from .records import RecordsServiceTarget
+from .schema_references import schema_references_resolved_once
+from .vocabulary_relations import vocabulary_entries_resolved_once
 
 DRAFT_METHODS = ("edit", "update_draft", "publish")
 """A service with these methods writes its records through drafts."""
@@ -29,6 +33,14 @@ DRAFT_METHODS = ("edit", "update_draft", "publish")
 def is_draft_service(service: Any) -> bool:
     """Whether `service` writes its records through drafts (invenio-drafts-resources)."""
     return all(callable(getattr(service, name, None)) for name in DRAFT_METHODS)
+
+
+@contextmanager
+def lookups_shared_by_a_batch() -> Iterator[None]:
+    """While a batch is written: what every record of it looks up the same way, its JSON
+    Schema's references and the vocabulary entries it names, is resolved once."""
+    with schema_references_resolved_once(), vocabulary_entries_resolved_once():
+        yield
 
 
 class AdapterNotApplicable(ValueError):

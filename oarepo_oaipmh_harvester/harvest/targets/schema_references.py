@@ -14,7 +14,6 @@ What is validated, and against what, does not change.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -23,10 +22,26 @@ from urllib.parse import urldefrag
 
 from flask import current_app
 
-_installed_lock = threading.Lock()
-_installed: dict[str, Any] = {"depth": 0}
-"""How many blocks of this process are open, on which records state, and the site's own
-resolver class and store (put back when the last block closes)."""
+from .while_open import InstalledWhileOpen
+
+
+def _install(state: Any) -> Callable[[], None] | None:
+    """Validations of `state` (invenio-records') use a snapshot of the registered schemas."""
+    if not _resolves_from_registered_schemas(state):
+        return None
+    site_class, site_store = state.refresolver_cls, state.refresolver_store
+    # invenio-records tests the store's truth at each validation: the proxy's would build it.
+    store = dict(site_store.items())
+    state.refresolver_store = store
+    state.refresolver_cls = _resolver_sharing_references(site_class, store)
+
+    def undo() -> None:
+        state.refresolver_cls, state.refresolver_store = site_class, site_store
+
+    return undo
+
+
+_snapshot = InstalledWhileOpen(_install)
 
 
 @contextmanager
@@ -34,34 +49,8 @@ def schema_references_resolved_once() -> Iterator[None]:
     """Within this block, validations resolve registered schemas' references once; nested
     and concurrent blocks share one snapshot, and the site's resolver is back after the
     last one. Without invenio-jsonschemas' store nothing changes."""
-    state = current_app.extensions.get("invenio-records")
-    with _installed_lock:
-        if _installed["depth"] == 0:
-            if not _resolves_from_registered_schemas(state):
-                installed = False
-            else:
-                _installed["site"] = (state.refresolver_cls, state.refresolver_store)
-                # invenio-records tests the store's truth at each validation: the proxy's
-                # would build it again.
-                store = dict(state.refresolver_store.items())
-                state.refresolver_store = store
-                state.refresolver_cls = _resolver_sharing_references(state.refresolver_cls, store)
-                installed = True
-        else:
-            installed = _installed["state"] is state
-        if installed:
-            _installed["state"] = state
-            _installed["depth"] += 1
-    if not installed:
+    with _snapshot.block(current_app.extensions.get("invenio-records")):
         yield
-        return
-    try:
-        yield
-    finally:
-        with _installed_lock:
-            _installed["depth"] -= 1
-            if _installed["depth"] == 0:
-                state.refresolver_cls, state.refresolver_store = _installed.pop("site")
 
 
 def _resolves_from_registered_schemas(state: Any) -> bool:

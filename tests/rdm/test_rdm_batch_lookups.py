@@ -1,6 +1,7 @@
-"""JSON Schema validation while a batch is written (``targets/schema_references``): the
-site's verdicts, with the store built once and each reference of a registered schema resolved
-once, against InvenioRDM's own schemas and invenio-records' real validation."""
+"""What the records of a batch look up the same way, resolved once while it is written
+(``targets/schema_references``, ``targets/vocabulary_relations``): the site's verdicts, with
+the JSON Schema store built once, each reference of a registered schema and each vocabulary
+entry resolved once, against InvenioRDM's own schemas, vocabularies and service."""
 
 from __future__ import annotations
 
@@ -10,17 +11,23 @@ import pytest
 
 pytest.importorskip("invenio_rdm_records")
 
+import sqlalchemy as sa
 from factories import make_harvester, run_harvest
 from flask import current_app
+from invenio_access.permissions import system_identity
+from invenio_db import db
 from invenio_jsonschemas.ext import InvenioJSONSchemasState
 from invenio_rdm_records.records.api import RDMRecord
+from invenio_records_resources.records.systemfields.relations import PIDRelation
 from jsonschema.exceptions import ValidationError
 
+from oarepo_oaipmh_harvester.harvest.targets import lookups_shared_by_a_batch
 from oarepo_oaipmh_harvester.harvest.targets.schema_references import (
     schema_references_resolved_once,
 )
 
 from .conftest import RDM_TARGET, TRANSFORMER
+from .helpers import minimal_record
 
 
 def _state() -> Any:
@@ -135,3 +142,51 @@ def test_a_harvest_builds_the_store_once_a_batch(rdm, provider, corpus, counted)
     assert summary.succeeded and summary.counts.created == 6
     # Two batches (4 + 2), each validating its records, drafts and parents several times.
     assert counted["store"] == 2
+
+
+# -- vocabulary entries ----------------------------------------------------------------------
+@pytest.fixture()
+def vocabulary_reads(app) -> list[str]:
+    """The SQL statements that read vocabulary entries (a listener on the real engine)."""
+    statements: list[str] = []
+
+    def seen(conn, cursor, statement, parameters, context, executemany):
+        if "FROM vocabularies_metadata" in statement:
+            statements.append(statement)
+
+    sa.event.listen(db.engine, "before_cursor_execute", seen)
+    yield statements
+    sa.event.remove(db.engine, "before_cursor_execute", seen)
+
+
+def test_a_batch_resolves_each_vocabulary_entry_once(rdm, provider, corpus, vocabulary_reads):
+    make_harvester(provider.base_url, target=RDM_TARGET, transformer=TRANSFORMER, batch_size=6)
+    summary = run_harvest("test")
+    assert summary.succeeded and summary.counts.created == 6
+    # One batch of six records naming one resource type: read once, not for each record's
+    # draft commit, record commit and dereferencing (24 reads before).
+    assert len(vocabulary_reads) <= 2  # the draft's and the record's relation fields
+
+
+def test_shared_entries_give_the_sites_verdicts(rdm, vocabulary_reads):
+    unknown = minimal_record("Of an unknown type")
+    unknown["metadata"]["resource_type"] = {"id": "no-such-type"}
+
+    def verdict(data):
+        try:
+            return rdm.create(system_identity, data)
+        except Exception as error:  # noqa: BLE001 - the site's refusal is the verdict
+            return f"{type(error).__name__}: {error}"
+
+    outside = verdict(unknown)
+    site_resolve = PIDRelation.resolve
+    with lookups_shared_by_a_batch():
+        assert PIDRelation.resolve is not site_resolve  # the shared resolver is in place
+        first, second = verdict(minimal_record("First")), verdict(minimal_record("Second"))
+        inside = verdict(unknown)
+    assert PIDRelation.resolve is site_resolve
+    assert outside == inside == "InvalidRelationValue: Invalid value no-such-type."
+    assert not first.errors and not second.errors
+    # The shared entry is the site's: dereferenced the same into both drafts.
+    assert first.data["metadata"]["resource_type"] == second.data["metadata"]["resource_type"]
+    assert first.data["metadata"]["resource_type"].get("title")
