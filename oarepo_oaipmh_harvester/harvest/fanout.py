@@ -134,8 +134,8 @@ def write_subtask(
     try:
         writer = writer_factory(args["harvester_id"], parent_id)
         with scope():
-            # Units of work of the run's size (a draft-enabled target's are small), each
-            # committed with its tracking rows.
+            # The run's units of work (into a draft-enabled target, smaller than a subtask),
+            # each committed with its tracking rows.
             per_transaction = int(args.get("records_per_transaction") or len(records) or 1)
             for unit in batched(records, per_transaction):
                 counts.add(writer.write_batch(unit))

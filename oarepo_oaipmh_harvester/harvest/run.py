@@ -175,7 +175,7 @@ class HarvestRun:
         else:
             records = self._list_records(windows)
         dispatching = self.dispatcher is not None and not reconcile_only
-        # A worker takes a harvester's batch and writes it in units of work of batch_size.
+        # A subtask holds a harvester's batch; its writer commits it batch_size at a time.
         size = self.harvester_batch_size if dispatching else self.batch_size
         batches = batched(self.writes.records(records), size)
         if self.settings.spool and not reconcile_only:

@@ -33,11 +33,9 @@ def _install(_: Any) -> Callable[[], None] | None:
     shared: dict[tuple[int, Hashable], Any] = {}
 
     def resolve(relation: Any, id_: Any) -> Any:
-        if not isinstance(relation.pid_field, BaseVocabularyPIDFieldContext) or not isinstance(
-            id_, Hashable
-        ):
-            return site_resolve(relation, id_)
         key = (id(relation.pid_field), id_)
+        if not isinstance(relation.pid_field, BaseVocabularyPIDFieldContext) or not _hashable(key):
+            return site_resolve(relation, id_)
         if id_ not in relation.cache and key in shared:
             relation.cache[id_] = shared[key]
         found = site_resolve(relation, id_)  # from the record's own cache when shared
@@ -51,6 +49,14 @@ def _install(_: Any) -> Callable[[], None] | None:
         PIDRelation.resolve = site_resolve
 
     return undo
+
+
+def _hashable(key: tuple) -> bool:
+    try:
+        hash(key)
+    except TypeError:
+        return False
+    return True
 
 
 _sharing = InstalledWhileOpen(_install)
