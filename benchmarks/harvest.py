@@ -118,6 +118,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--rdm-worker-counts", default="1,2", help="Celery worker processes of rdm_workers"
     )
     parser.add_argument(
+        "--rdm-parent-indexes",
+        action="store_true",
+        help="rdm_workers: create the parent_id indexes a run's log asks a site for first",
+    )
+    parser.add_argument(
         "--rdm-site-records",
         type=int,
         default=200_000,
@@ -292,6 +297,7 @@ def run_phases(
                 "batch_size": args.rdm_batch_size,
                 # invenio-app-rdm sets ACCESS_CACHE: the RDM phases run as its sites do.
                 "access_cache": not args.rdm_without_access_cache,
+                "parent_indexes": args.rdm_parent_indexes,
             }
             if "rdm" in phases:
                 log("phase rdm")

@@ -80,6 +80,7 @@ def print_header(results: dict[str, Any], args: argparse.Namespace, out: TextIO)
         corpus.append(
             f"RDM phases: N={args.rdm_records} oai_dc records into InvenioRDM, "
             f"harvester batch size {args.rdm_batch_size}"
+            f"{', parent_id indexed (rdm_workers)' if getattr(args, 'rdm_parent_indexes', False) else ''}"
             f"{'' if getattr(args, 'rdm_without_access_cache', True) else ', ACCESS_CACHE on'}"
         )
     print(

@@ -60,6 +60,10 @@ def phase_workers(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]
     redis.Redis.from_url(CELERY_BROKER).flushdb()
     worker.boot(overrides)
     worker.reset_storage()
+    if rdm and params.get("parent_indexes"):
+        from harvest_bench.phases.rdm_grown import PARENT_ID_INDEXES, run_sql
+
+        run_sql(PARENT_ID_INDEXES)
     create_harvester(params["base_url"], params["batch_size"], rdm=rdm)
     job = current_harvest_runs_service.ensure_job(system_identity, HARVESTER_ID)
     env = {**invenio_environment(worker.config), "OAIHARVEST_BENCH_SEARCH": params["search"]}
