@@ -207,7 +207,7 @@ def run_harvest(
         dispatcher = BatchDispatcher(
             harvester_id=harvester.id,
             parent_run_id=run_id,
-            writer_factory=WritersOfARun(make_writer),
+            writers=WritersOfARun(make_writer),
             enqueue=enqueue_batch,
             queue=settings.write_queue,
             wait_timeout=settings.subtask_timeout,

@@ -106,7 +106,7 @@ def claim_subtask(subtask_run_id: uuid.UUID) -> Run | None:
 
 def write_subtask(
     subtask_run_id: uuid.UUID,
-    writer_factory: WriterFactory | WritersOfARun,
+    writers: WritersOfARun,
     *,
     scope: Callable[[], AbstractContextManager[None]] = run_scope,
 ) -> bool:
@@ -132,7 +132,7 @@ def write_subtask(
     records = deserialize_batch(items)
     counts, error, committed = WriteCounts(), None, 0
     try:
-        writer = writer_factory(args["harvester_id"], parent_id)
+        writer = writers(args["harvester_id"], parent_id)
         with scope():
             # The run's units of work (into a draft-enabled target, smaller than a subtask),
             # each committed with its tracking rows.
@@ -142,8 +142,7 @@ def write_subtask(
                 committed += len(unit)
     except Exception as failure:  # noqa: BLE001 - recorded on the subtask, the parent decides
         db.session.rollback()
-        if isinstance(writer_factory, WritersOfARun):
-            writer_factory.forget()
+        writers.forget()
         log.exception("Subtask %s of run %s failed", subtask_run_id, parent_id)
         error = describe_error(failure)
         # What was committed before the failure stands; every other record counts as failed.
@@ -198,7 +197,7 @@ class BatchDispatcher:
         *,
         harvester_id: str,
         parent_run_id: uuid.UUID,
-        writer_factory: WriterFactory,
+        writers: WritersOfARun,
         enqueue: Enqueue,
         queue: str | None = None,
         wait_timeout: float,
@@ -207,7 +206,7 @@ class BatchDispatcher:
     ) -> None:
         self.harvester_id = harvester_id
         self.parent_run_id = parent_run_id
-        self.writer_factory = writer_factory
+        self.writers = writers
         self.enqueue = enqueue
         self.queue = queue
         self.wait_timeout = wait_timeout
@@ -280,7 +279,7 @@ class BatchDispatcher:
                     and subtask.status == RunStatusEnum.QUEUED
                     and waiting >= self.take_over_after
                 ):
-                    write_subtask(subtask.id, self.writer_factory)
+                    write_subtask(subtask.id, self.writers)
             if time.monotonic() > deadline:
                 raise FanOutTimeout(
                     f"{len(pending)} of {len(subtasks)} batches of run {self.parent_run_id} "

@@ -27,13 +27,14 @@ from .while_open import InstalledWhileOpen
 
 def _install(state: Any) -> Callable[[], None] | None:
     """Validations of `state` (invenio-records') use a snapshot of the registered schemas."""
-    if not _resolves_from_registered_schemas(state):
+    urljoin = _site_urljoin(state)
+    if urljoin is None:
         return None
     site_class, site_store = state.refresolver_cls, state.refresolver_store
     # invenio-records tests the store's truth at each validation: the proxy's would build it.
     store = dict(site_store.items())
     state.refresolver_store = store
-    state.refresolver_cls = _resolver_sharing_references(site_class, store)
+    state.refresolver_cls = _resolver_sharing_references(site_class, store, urljoin)
 
     def undo() -> None:
         state.refresolver_cls, state.refresolver_store = site_class, site_store
@@ -53,26 +54,30 @@ def schema_references_resolved_once() -> Iterator[None]:
         yield
 
 
-def _resolves_from_registered_schemas(state: Any) -> bool:
-    """Whether `state` validates with invenio-jsonschemas' registered schemas as its store
+def _site_urljoin(state: Any) -> Callable[..., str] | None:
+    """The URL join invenio-records uses with a local store, cached across validations;
+    None unless `state` validates with invenio-jsonschemas' registered schemas as its store
     and a resolver of jsonschema's ``RefResolver`` interface."""
     if state is None or getattr(state, "refresolver_store", None) is None:
-        return False
+        return None
     try:
         from invenio_jsonschemas.proxies import current_refresolver_store
-        from invenio_records.resolver import urljoin_with_custom_scheme  # noqa: F401
+        from invenio_records.resolver import urljoin_with_custom_scheme
     except ImportError:
-        return False
-    return state.refresolver_store is current_refresolver_store and hasattr(
+        return None
+    if state.refresolver_store is not current_refresolver_store or not hasattr(
         state.refresolver_cls, "resolve_from_url"
-    )
+    ):
+        return None
+    return lru_cache(1024)(urljoin_with_custom_scheme)
 
 
-def _resolver_sharing_references(site_class: type, store: dict[str, Any]) -> type:
-    """A `site_class` whose instances look up `store` (not the proxy) and share what each
-    reference into one of its schemas resolves to."""
+def _resolver_sharing_references(
+    site_class: type, store: dict[str, Any], urljoin: Callable[..., str]
+) -> type:
+    """A `site_class` whose instances look up `store` (not the proxy), join URLs with
+    `urljoin` and share what each reference into one of its schemas resolves to."""
     resolved: dict[str, Any] = {}
-    urljoin = _shared_urljoin()
 
     class ResolverSharingReferences(site_class):  # type: ignore[misc, valid-type]
         def __init__(self, base_uri: str, referrer: Any, *args: Any, **kwargs: Any) -> None:
@@ -102,10 +107,3 @@ def _sharing(
             return found
 
     return resolve
-
-
-def _shared_urljoin() -> Callable[..., str]:
-    """The site's URL join for custom schemes (``local://``), cached across validations."""
-    from invenio_records.resolver import urljoin_with_custom_scheme
-
-    return lru_cache(1024)(urljoin_with_custom_scheme)
