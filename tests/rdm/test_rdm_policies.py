@@ -17,6 +17,7 @@ from invenio_pidstore.models import PersistentIdentifier, PIDStatus
 from invenio_rdm_records.records.api import RDMRecord
 from invenio_rdm_records.services.errors import RecordDeletedException
 from invenio_search.proxies import current_search
+from sqlalchemy import event
 
 from oarepo_oaipmh_harvester.harvest.targets import AdapterKind, RecordsServiceTarget, adapter_for
 from oarepo_oaipmh_harvester.harvest.targets.options import TargetOptions
@@ -452,6 +453,38 @@ def test_harvested_dois_and_oai_ids_are_registered_in_the_batch(rdm, provider, c
     summary = harvest_again(corpus)  # publish again: RDM would update each PID in a task
 
     assert summary.counts.updated == 1
+    assert [task for task in sent_tasks if task[0] == PID_TASK] == []
+
+
+def test_pids_registered_in_the_batch_are_read_together(rdm, sent_tasks):
+    """Registering a published record's DOI and OAI id in its transaction reads both from
+    the PID store in one statement (RDM's providers read each on its own)."""
+    from oarepo_oaipmh_harvester.harvest.targets.rdm_pids import PidRegistrationInBatch
+    from oarepo_oaipmh_harvester.harvest.unit_of_work import BulkIndexingUnitOfWork
+
+    data = minimal_record("Registered in the batch")
+    data["pids"] = {"doi": {"identifier": DOI, "provider": "external"}}
+    reads: list[str] = []
+
+    def note_reads(conn, cursor, statement, parameters, context, executemany):
+        if "FROM pidstore_pid" in statement:
+            reads.append(statement)
+
+    with BulkIndexingUnitOfWork(db.session) as uow:
+        draft = rdm.create(system_identity, data, uow=uow)
+        since = uow.mark()
+        published = rdm.publish(system_identity, draft.id, uow=uow)
+        event.listen(db.engine, "before_cursor_execute", note_reads)
+        try:
+            PidRegistrationInBatch(rdm).take_over(uow, since, published._record)
+        finally:
+            event.remove(db.engine, "before_cursor_execute", note_reads)
+        uow.commit()
+
+    assert len(reads) == 1
+    pids = rdm.read(system_identity, published.id).data["pids"]
+    assert pid_status(pids, "doi") is PIDStatus.REGISTERED
+    assert pid_status(pids, "oai") is PIDStatus.REGISTERED
     assert [task for task in sent_tasks if task[0] == PID_TASK] == []
 
 

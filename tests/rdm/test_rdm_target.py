@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy import event
 
 pytest.importorskip("invenio_rdm_records")
 
@@ -430,27 +431,63 @@ def test_a_new_version_reindexes_every_earlier_one_in_the_same_request(rdm):
     assert latest == {first: False, second: False, third: True}
 
 
-def test_versions_that_cannot_be_read_are_left_to_the_queue(rdm, monkeypatch, caplog):
-    """A failed look-up of a parent's versions loses neither the batch nor the versions:
-    they go to the indexer's queue, as the service would have sent them."""
-    from invenio_drafts_resources.services.records.uow import ParentRecordCommitOp
+def test_the_versions_of_a_batch_are_read_once_not_once_a_parent(rdm):
+    """Each published record commits its parent, whose versions are indexed with the batch.
+    They are read for the whole batch in one statement per table, not two per parent:
+    without an index on parent_id each such statement reads the whole table."""
+    statements: list[str] = []
 
-    read_siblings = ParentRecordCommitOp._get_siblings
-    calls = []
+    def note(conn, cursor, statement, parameters, context, executemany):
+        statements.append(statement)
 
-    def unreadable_once(op):
-        calls.append(op)
-        if len(calls) == 1:  # before the commit; after it, the service's own path reads them
-            db.session.execute(sa.text("SELECT no_such_column FROM rdm_records_metadata"))
-        return read_siblings(op)
-
-    monkeypatch.setattr(ParentRecordCommitOp, "_get_siblings", unreadable_once)
-    _queued_for_indexing(rdm)
-    with caplog.at_level(logging.ERROR, logger="oarepo_oaipmh_harvester"):
+    event.listen(db.engine, "before_cursor_execute", note)
+    try:
         with BulkIndexingUnitOfWork(db.session) as uow:
-            draft = rdm.create(system_identity, minimal_record("Unreadable versions"), uow=uow)
-            pid = rdm.publish(system_identity, draft.id, uow=uow).id
+            pids = [
+                rdm.publish(
+                    system_identity,
+                    rdm.create(system_identity, minimal_record(f"Batch {n}"), uow=uow).id,
+                    uow=uow,
+                ).id
+                for n in range(3)
+            ]
+            del statements[:]
             uow.commit()
+    finally:
+        event.remove(db.engine, "before_cursor_execute", note)
+
+    by_parents = [s for s in statements if "parent_id IN" in s]
+    by_one_parent = [s for s in statements if ".parent_id = " in s and "IS NULL" in s]
+    assert [_table_read(s) for s in by_parents] == ["rdm_records_metadata", "rdm_drafts_metadata"]
+    assert by_one_parent == []
+    assert not uow.index_failures
+    assert set(pids) <= set(_documents_by_id())
+
+
+def _table_read(statement: str) -> str:
+    return statement.split("FROM", 1)[1].split()[0]
+
+
+def test_versions_that_cannot_be_read_are_left_to_the_queue(rdm, caplog):
+    """A failed read of the batch's versions (here a statement the database refuses) loses
+    neither the batch nor the versions: they go to the indexer's queue, as the service would
+    have sent them."""
+
+    def refuse_the_batch_read(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().startswith("SELECT") and "parent_id IN" in statement:
+            return "SELECT no_such_column FROM rdm_records_metadata", {}
+        return statement, parameters
+
+    _queued_for_indexing(rdm)
+    event.listen(db.engine, "before_cursor_execute", refuse_the_batch_read, retval=True)
+    try:
+        with caplog.at_level(logging.ERROR, logger="oarepo_oaipmh_harvester"):
+            with BulkIndexingUnitOfWork(db.session) as uow:
+                draft = rdm.create(system_identity, minimal_record("Unreadable versions"), uow=uow)
+                pid = rdm.publish(system_identity, draft.id, uow=uow).id
+                uow.commit()
+    finally:
+        event.remove(db.engine, "before_cursor_execute", refuse_the_batch_read)
 
     assert any("left to the indexer's queue" in r.getMessage() for r in caplog.records)
     assert not uow.side_effect_errors

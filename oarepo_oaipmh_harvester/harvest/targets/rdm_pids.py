@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import sqlalchemy as sa
+from invenio_db import db
 from invenio_db.uow import Operation
+from invenio_pidstore.models import PersistentIdentifier
 from invenio_rdm_records.services.pids.providers import PIDProvider
 from invenio_rdm_records.services.pids.tasks import register_or_update_pid
 from invenio_records_resources.services.uow import TaskOp
@@ -34,21 +37,44 @@ class PidRegistrationInBatch:
         """Do what the PID tasks that publishing `record` queued (since `since`) would do,
         where no remote service is involved; queue the others again. The tasks act as the
         system, which may always register, so no permission is checked."""
+        local: list[tuple[Any, str]] = []
         for op in uow.withdraw_operations(since, _registers_record_pid):
             recid, scheme = op._args[:2]
-            if recid != record.pid.pid_value or not self._register_locally(record, scheme):
+            provider_and_value = self._local_pid(record, scheme)
+            if recid != record.pid.pid_value or provider_and_value is None:
                 uow.register(op)
+            else:
+                local.append(provider_and_value)
+        if not local:
+            return
+        # One read for all of them: the provider reads each PID on its own.
+        stored = _stored_pids([(provider.pid_type, value) for provider, value in local])
+        for provider, value in local:
+            pid = stored.get((provider.pid_type, value)) or provider.get(value)
+            if not pid.is_registered():  # a registered one: PIDProvider.update does nothing
+                provider.register(pid, record=record)
 
-    def _register_locally(self, record: Any, scheme: str) -> bool:
-        """Register the record's PID of `scheme` here; False when its provider is remote."""
+    def _local_pid(self, record: Any, scheme: str) -> tuple[Any, str] | None:
+        """(provider, value) of the record's PID of `scheme`; None when its provider is
+        remote (or unknown)."""
         attributes = (record.pids or {}).get(scheme)
         provider = self._providers.get(scheme, {}).get((attributes or {}).get("provider"))
         if provider is None or not _local_only(provider):
-            return False
-        pid = provider.get(attributes["identifier"])
-        if not pid.is_registered():  # a registered one: PIDProvider.update does nothing
-            provider.register(pid, record=record)
-        return True
+            return None
+        return provider, attributes["identifier"]
+
+
+def _stored_pids(
+    keys: list[tuple[str, str]],
+) -> dict[tuple[str, str], PersistentIdentifier]:
+    """The PID store's PIDs of these (type, value) keys, by key."""
+    pid = PersistentIdentifier
+    found = db.session.scalars(
+        sa.select(pid).where(
+            sa.or_(*(sa.and_(pid.pid_type == t, pid.pid_value == v) for t, v in keys))
+        )
+    )
+    return {(p.pid_type, p.pid_value): p for p in found}
 
 
 def _registers_record_pid(op: Operation) -> bool:
