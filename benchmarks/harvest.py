@@ -118,6 +118,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--rdm-worker-counts", default="1,2", help="Celery worker processes of rdm_workers"
     )
     parser.add_argument(
+        "--rdm-growth-records",
+        type=int,
+        default=None,
+        metavar="M",
+        help="rdm_workers: then write M records with the most workers too, for the per-record "
+        "growth from N to M and the workers' memory (issue 26: M=5000 against N=2000)",
+    )
+    parser.add_argument(
         "--rdm-parent-indexes",
         action="store_true",
         help="rdm_workers: create the parent_id indexes a run's log asks a site for first",
@@ -309,6 +317,21 @@ def run_phases(
                     params = {**rdm_params, "worker_processes": count}
                     outcome = run("rdm_workers", params)
                     results["phases"]["rdm_workers"][str(count)] = outcome
+                if args.rdm_growth_records:
+                    count = max(_counts(args.rdm_worker_counts))
+                    records = args.rdm_growth_records
+                    log(f"provider: generating {records} records for the growth step")
+                    grown = start_provider(records)
+                    log(f"phase rdm_workers, {count} Celery worker process(es), {records} records")
+                    params = {
+                        **rdm_params,
+                        **_provider_params(grown),
+                        "records": records,
+                        "worker_processes": count,
+                    }
+                    results["phases"]["rdm_workers_growth"] = {
+                        str(count): run("rdm_workers", params)
+                    }
             if "rdm_grown" in phases:
                 log(f"phase rdm_grown, a site of {args.rdm_site_records} records")
                 params = {**rdm_params, "site_records": args.rdm_site_records}

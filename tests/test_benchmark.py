@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     """fetch, rdm and rdm_workers (one real Celery worker, which runs the site's PID tasks
-    too: the clock waits for them), and rdm_grown with a site of 40 records."""
+    too: the clock waits for them) with its growth step, and rdm_grown with a site of 40
+    records."""
     pytest.importorskip("invenio_rdm_records")
     database = os.environ.get("SQLALCHEMY_DATABASE_URI", "")
     if not database.startswith("postgresql"):
@@ -27,7 +28,7 @@ def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     result = subprocess.run(
         [sys.executable, "benchmarks/harvest.py", "--phases", "fetch,rdm,rdm_workers,rdm_grown"]
         + ["--records", "300", "--rdm-records", "6", "--rdm-worker-counts", "1"]
-        + ["--rdm-site-records", "40"]
+        + ["--rdm-site-records", "40", "--rdm-growth-records", "12"]
         + ["--quiet-wait", "0", "--json", str(report)],
         cwd=ROOT,
         env={
@@ -61,6 +62,11 @@ def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     assert workers["site_tasks"] == {}
     assert workers["queued_documents"] == 0
     assert workers["celery_rss_mb"][0]["start_mb"] > 100  # a booted InvenioRDM worker's
+    # The growth step: twice the records with as many workers, set against the step above.
+    assert "check rdm_workers_growth.1: 12 published records, 0 open drafts" in result.stdout
+    assert summary["rdm_growth_records"] == 12
+    assert summary["rdm_growth_time_per_record_ratio"] > 0
+    assert "time a record at 12 / at N (1 worker(s))" in result.stdout
     # The grown site: its one published record (the copies' model, in the search) and 40
     # copies in the tables; the same 6 records harvested into each of the three sites.
     grown = outcome["phases"]["rdm_grown"]["steps"]

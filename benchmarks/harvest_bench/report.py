@@ -93,7 +93,7 @@ def print_header(results: dict[str, Any], args: argparse.Namespace, out: TextIO)
     )
     codes = {}
     for phase, outcome in results["phases"].items():
-        if phase in ("batch", "workers", "rdm_workers"):
+        if phase in ("batch", "workers", "rdm_workers", "rdm_workers_growth"):
             for size, item in outcome.items():
                 codes.setdefault(item.get("code"), []).append(f"{phase} {size}")
         else:
@@ -164,6 +164,8 @@ def print_measurements(results: dict[str, Any], args: argparse.Namespace, out: T
     line("rdm: ours, full re-harvest, nothing changed", _step(phases, "rdm", "full_reharvest"))
     for count, step in _full_steps_by_count(phases, "rdm_workers"):
         line(f"rdm: full harvest, {count} Celery worker process(es)", step, _batch_spread(step))
+    for count, step in _full_steps_by_count(phases, "rdm_workers_growth"):
+        line(f"rdm: full harvest, {count} Celery worker process(es), growth", step)
     for name, label in GROWN_STEPS:
         line(f"rdm_grown: full harvest into {label}", _step(phases, "rdm_grown", name))
 
@@ -203,6 +205,8 @@ def print_cpu(results: dict[str, Any], out: TextIO) -> None:
     ]
     for count, step in _full_steps_by_count(phases, "rdm_workers"):
         labelled.append((f"rdm: {count} worker process(es)", step))
+    for count, step in _full_steps_by_count(phases, "rdm_workers_growth"):
+        labelled.append((f"rdm: {count} worker process(es), growth", step))
     for name, label in GROWN_STEPS:
         labelled.append((f"rdm_grown: {label}", _step(phases, "rdm_grown", name)))
     disturbed = []
@@ -295,6 +299,31 @@ def print_targets(results: dict[str, Any], out: TextIO) -> None:
             f"   target <= 3 h{'' if hours is None else '  met' if hours <= 3 else '  NOT met'}",
             file=out,
         )
+        if s.get("rdm_growth_records"):
+            ratio, grown_hours = (
+                s["rdm_growth_time_per_record_ratio"],
+                s["rdm_growth_hours_for_200000"],
+            )
+            print(
+                f"  time a record at {s['rdm_growth_records']:,} / at N "
+                f"({s['rdm_growth_workers']} worker(s)) {_fmt(ratio, '.2f'):>7}"
+                f"   target <= 1.15{'' if ratio is None else '  met' if ratio <= 1.15 else '  NOT met'}",
+                file=out,
+            )
+            print(
+                f"  200,000 records at the rate of {s['rdm_growth_records']:,}   "
+                f"{_fmt(grown_hours, '.1f'):>7} h"
+                f" ({_fmt(s.get('rdm_growth_records_per_second'), '.1f')} records/s)"
+                f"   target <= 3 h{'' if grown_hours is None else '  met' if grown_hours <= 3 else '  NOT met'}",
+                file=out,
+            )
+            growth = s.get("rdm_growth_workers_rss_growth_mb")
+            print(
+                f"  a Celery worker's peak RSS, N to {s['rdm_growth_records']:,}  "
+                f"{_fmt(growth, '+.0f'):>7} MB"
+                f"   target < +50 MB{'' if growth is None else '  met' if growth < 50 else '  NOT met'}",
+                file=out,
+            )
         print(
             f"  rdm unchanged re-harvest speedup       {_fmt(s['rdm_reharvest_speedup'], '.1f'):>7}"
             f"   target >= 100{_verdict(s['rdm_reharvest_speedup'], 100)}",
@@ -385,8 +414,9 @@ def print_checks(results: dict[str, Any], out: TextIO) -> None:
     rdm_checks = (
         [(f"rdm.{name}", step) for name, step in phases.get("rdm", {}).get("steps", {}).items()]
         + [
-            (f"rdm_workers.{count}", outcome["steps"]["full"])
-            for count, outcome in phases.get("rdm_workers", {}).items()
+            (f"{phase}.{count}", outcome["steps"]["full"])
+            for phase in ("rdm_workers", "rdm_workers_growth")
+            for count, outcome in phases.get(phase, {}).items()
         ]
         + [
             (f"rdm_grown.{name}", step)

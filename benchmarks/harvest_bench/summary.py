@@ -39,6 +39,26 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a and b else None
 
 
+def _growth(results: dict[str, Any], rdm_workers: dict[str, Any]) -> dict[str, Any]:
+    """The run's growth step (`--rdm-growth-records`) against its rdm_workers step with as
+    many workers: the time a record, the hours it gives for 200,000, the workers' memory."""
+    growth = results["phases"].get("rdm_workers_growth") or {}
+    if not growth:
+        return {}
+    count, outcome = next(iter(growth.items()))
+    grown, base = outcome["steps"]["full"], rdm_workers.get(count)
+    rate = _rate(grown)
+    rss = grown.get("celery_rss_peak_mb"), (base or {}).get("celery_rss_peak_mb")
+    return {
+        "rdm_growth_records": grown.get("records"),
+        "rdm_growth_workers": int(count),
+        "rdm_growth_time_per_record_ratio": _ratio(_rate(base), rate),
+        "rdm_growth_records_per_second": rate,
+        "rdm_growth_hours_for_200000": 200_000 / rate / 3600 if rate else None,
+        "rdm_growth_workers_rss_growth_mb": rss[0] - rss[1] if all(rss) else None,
+    }
+
+
 def build_summary(results: dict[str, Any]) -> dict[str, Any]:
     """The ratios the issues set targets for (JSON `summary`)."""
     steps = {}
@@ -83,6 +103,7 @@ def build_summary(results: dict[str, Any]) -> dict[str, Any]:
         if summary["rdm_best_records_per_second"]
         else None
     )
+    summary.update(_growth(results, rdm_workers))
     empty, grown, grown_indexed = (
         steps.get(f"rdm_grown.{name}") for name in ("empty", "grown", "grown_indexed")
     )
