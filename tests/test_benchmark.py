@@ -55,6 +55,9 @@ def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     rdm_steps = outcome["phases"]["rdm"]["steps"]
     assert rdm_steps["create_publish_each"]["queued_documents"] == 6
     assert rdm_steps["full"]["queued_documents"] == 0
+    # Nothing new at the provider: Identify and one ListRecords, nothing written into RDM.
+    assert summary["rdm_no_change_requests"] == 2
+    assert summary["rdm_no_change_writes"] == {"target_sql": 0, "search": 0, "entries": 0}
     assert "check rdm_workers.1: 6 published records, 0 open drafts" in result.stdout
     workers = outcome["phases"]["rdm_workers"]["1"]["steps"]["full"]
     # InvenioRDM would register each new record's PIDs (the DOI and the OAI id) in two tasks

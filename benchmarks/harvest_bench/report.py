@@ -161,6 +161,7 @@ def print_measurements(results: dict[str, Any], args: argparse.Namespace, out: T
         _step(phases, "rdm", "create_publish_each"),
     )
     line("rdm: ours, full harvest (oai_dc_rdm, drafts adapter)", _step(phases, "rdm", "full"))
+    line("rdm: ours, incremental, nothing changed", _step(phases, "rdm", "no_change_incremental"))
     line("rdm: ours, full re-harvest, nothing changed", _step(phases, "rdm", "full_reharvest"))
     for count, step in _full_steps_by_count(phases, "rdm_workers"):
         line(f"rdm: full harvest, {count} Celery worker process(es)", step, _batch_spread(step))
@@ -372,23 +373,8 @@ def print_targets(results: dict[str, Any], out: TextIO) -> None:
             f"   target >= 0.90{_verdict(s.get('reader_over_sickle'), 0.9)}",
             file=out,
         )
-    nc = _step(phases, "ours", "no_change_incremental")
-    if nc:
-        ok = (
-            nc["requests"] == 2
-            and nc["target_sql_writes"] == 0
-            and nc["search_writes"] == 0
-            and not (nc["inserted_entries"] or nc["updated_entries"])
-        )
-        print(
-            f"  no-change incremental: {nc['requests']} OAI-PMH requests "
-            f"({', '.join(str(v) for v in nc['request_verbs'])}), "
-            f"{nc['target_sql_writes']} SQL writes to the target's tables, "
-            f"{nc['search_writes']} search write requests, "
-            f"{(nc['inserted_entries'] or 0) + (nc['updated_entries'] or 0)} records written"
-            f"   target: 2 requests, no writes{'  met' if ok else '  NOT met'}",
-            file=out,
-        )
+    for phase in ("ours", "rdm"):
+        _print_no_change(phase, _step(phases, phase, "no_change_incremental"), out)
     full = _step(phases, "ours", "full")
     if full:
         print(
@@ -406,6 +392,27 @@ def print_targets(results: dict[str, Any], out: TextIO) -> None:
                 f"{'  met' if delta <= 50 else '  NOT met'}",
                 file=out,
             )
+
+
+def _print_no_change(phase: str, nc: Step | None, out: TextIO) -> None:
+    """The no-change incremental's requests and writes against the target (2 requests, none)."""
+    if not nc:
+        return
+    ok = (
+        nc["requests"] == 2
+        and nc["target_sql_writes"] == 0
+        and nc["search_writes"] == 0
+        and not (nc["inserted_entries"] or nc["updated_entries"])
+    )
+    print(
+        f"  {phase}: no-change incremental: {nc['requests']} OAI-PMH requests "
+        f"({', '.join(str(v) for v in nc['request_verbs'])}), "
+        f"{nc['target_sql_writes']} SQL writes to the target's tables, "
+        f"{nc['search_writes']} search write requests, "
+        f"{(nc['inserted_entries'] or 0) + (nc['updated_entries'] or 0)} records written"
+        f"   target: 2 requests, no writes{'  met' if ok else '  NOT met'}",
+        file=out,
+    )
 
 
 def print_checks(results: dict[str, Any], out: TextIO) -> None:

@@ -116,11 +116,12 @@ def build_summary(results: dict[str, Any]) -> dict[str, Any]:
             if _rate(empty) and _rate(step)
             else None
         )
-    if no_change:
-        summary["no_change_requests"] = no_change["requests"]
-        summary["no_change_writes"] = {
-            "target_sql": no_change["target_sql_writes"],
-            "search": no_change["search_writes"],
-            "entries": (no_change["inserted_entries"] or 0) + (no_change["updated_entries"] or 0),
-        }
+    for prefix, step in (("", no_change), ("rdm_", steps.get("rdm.no_change_incremental"))):
+        if step:
+            summary[f"{prefix}no_change_requests"] = step["requests"]
+            summary[f"{prefix}no_change_writes"] = {
+                "target_sql": step["target_sql_writes"],
+                "search": step["search_writes"],
+                "entries": (step["inserted_entries"] or 0) + (step["updated_entries"] or 0),
+            }
     return summary

@@ -199,6 +199,7 @@ class QueryCounters:
         self.sql_writes: Counter[str] = Counter()
         self.search: Counter[str] = Counter()
         self.search_endpoints: Counter[str] = Counter()
+        self.search_writes_by_index: Counter[str] = Counter()
 
     def _on_sql(self, conn, cursor, statement, parameters, context, executemany) -> None:
         verb = statement.lstrip().split(None, 1)[0].upper() if statement.strip() else "?"
@@ -212,6 +213,8 @@ class QueryCounters:
             method == "DELETE"
         ):
             kind = "write"
+            index = next((part for part in url.split("?")[0].split("/") if part), "")
+            self.search_writes_by_index["(bulk)" if index.startswith("_") else index] += 1
         elif "/_refresh" in url or "/_flush" in url:
             kind = "refresh"
         else:
@@ -228,4 +231,5 @@ class QueryCounters:
             "sql_writes_by_table": dict(self.sql_writes.most_common()),
             "search_requests": dict(self.search),
             "search_endpoints": dict(self.search_endpoints.most_common()),
+            "search_writes_by_index": dict(self.search_writes_by_index.most_common()),
         }

@@ -13,8 +13,26 @@ if TYPE_CHECKING:
     from harvest_bench.harness.worker import PhaseWorker
 
 
+# The tables a write into InvenioRDM touches: a run that writes nothing leaves them alone.
+RDM_TABLES = ("rdm_", "pidstore_pid", "files_", "transaction", "communities_")
+
+
+def rdm_sql_writes(result: dict[str, Any]) -> int:
+    """SQL writes of a step to InvenioRDM's tables (the harvester's own tracking excluded)."""
+    writes = result.get("sql_writes_by_table", {})
+    return sum(count for table, count in writes.items() if table.startswith(RDM_TABLES))
+
+
+def search_writes_to_records(result: dict[str, Any]) -> int:
+    """Write requests to the search server other than the run's log lines (invenio-jobs
+    writes those to its job-logs index)."""
+    writes = result.get("search_writes_by_index", {})
+    return sum(count for index, count in writes.items() if "job-logs" not in index)
+
+
 def phase_rdm(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]:
-    """InvenioRDM: a per-record create + publish loop, our full harvest, an unchanged one.
+    """InvenioRDM: a per-record create + publish loop, our full harvest, an incremental one
+    with nothing new, a full one with nothing changed.
 
     The loop's records are read and transformed before its clock starts; three of them are
     published and wiped first so that neither side runs cold. Each step ends by indexing
@@ -58,6 +76,19 @@ def phase_rdm(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]:
     result["requests"] = len(provider_command(address, "requests")) - before
     result["stored"] = worker.stored()
     steps["full"] = result
+
+    provider_command(address, "tick", 1)  # a minute passes; nothing changes
+    log("rdm: incremental, nothing changed")
+    requests_before = provider_command(address, "requests")
+    with worker.step({}) as result:
+        result.update(run_harvest("rdm no-change", 0))
+        result["records"] = result["total_entries"]
+    requests = provider_command(address, "requests")[len(requests_before) :]
+    result["requests"] = len(requests)
+    result["request_verbs"] = [item.get("verb") for item in requests]
+    result["target_sql_writes"] = rdm_sql_writes(result)
+    result["search_writes"] = search_writes_to_records(result)
+    steps["no_change_incremental"] = result
 
     provider_command(address, "tick", 1)
     log(f"rdm: full re-harvest of {n} records, nothing changed")
