@@ -7,7 +7,12 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from harvest_bench.harness.provider import provider_command
-from harvest_bench.phases.shared import create_harvester, run_harvest
+from harvest_bench.phases.shared import (
+    create_harvester,
+    no_change_incremental,
+    run_harvest,
+    search_writes_to_records,
+)
 from harvest_bench.settings import log
 
 if TYPE_CHECKING:
@@ -57,18 +62,9 @@ def phase_ours(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]:
     result["changed_at_provider"] = changed["changed"]
     steps["incremental"] = result
 
-    provider_command(address, "tick", 1)  # a minute passes; nothing changes
-    log("ours: incremental, nothing changed")
-    requests_before = provider_command(address, "requests")
-    with worker.step({}) as result:
-        result.update(run_harvest("ours no-change", 0))
-        result["records"] = result["total_entries"]
-    requests = provider_command(address, "requests")[len(requests_before) :]
-    result["requests"] = len(requests)
-    result["request_verbs"] = [item.get("verb") for item in requests]
-    result["target_sql_writes"] = target_sql_writes(result)
-    result["search_writes"] = result.get("search_requests", {}).get("write", 0)
-    steps["no_change_incremental"] = result
+    steps["no_change_incremental"] = no_change_incremental(
+        worker, address, "ours", target_sql_writes, search_writes_to_records
+    )
 
     provider_command(address, "tick", 1)
     log(f"ours: full re-harvest of {n} records, nothing changed")

@@ -6,7 +6,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from harvest_bench.harness.provider import provider_command
-from harvest_bench.phases.shared import create_harvester, read_transformed, run_harvest
+from harvest_bench.phases.shared import (
+    create_harvester,
+    no_change_incremental,
+    read_transformed,
+    run_harvest,
+    search_writes_to_records,
+)
 from harvest_bench.settings import log
 
 if TYPE_CHECKING:
@@ -21,13 +27,6 @@ def rdm_sql_writes(result: dict[str, Any]) -> int:
     """SQL writes of a step to InvenioRDM's tables (the harvester's own tracking excluded)."""
     writes = result.get("sql_writes_by_table", {})
     return sum(count for table, count in writes.items() if table.startswith(RDM_TABLES))
-
-
-def search_writes_to_records(result: dict[str, Any]) -> int:
-    """Write requests to the search server other than the run's log lines (invenio-jobs
-    writes those to its job-logs index)."""
-    writes = result.get("search_writes_by_index", {})
-    return sum(count for index, count in writes.items() if "job-logs" not in index)
 
 
 def phase_rdm(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]:
@@ -77,18 +76,9 @@ def phase_rdm(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]:
     result["stored"] = worker.stored()
     steps["full"] = result
 
-    provider_command(address, "tick", 1)  # a minute passes; nothing changes
-    log("rdm: incremental, nothing changed")
-    requests_before = provider_command(address, "requests")
-    with worker.step({}) as result:
-        result.update(run_harvest("rdm no-change", 0))
-        result["records"] = result["total_entries"]
-    requests = provider_command(address, "requests")[len(requests_before) :]
-    result["requests"] = len(requests)
-    result["request_verbs"] = [item.get("verb") for item in requests]
-    result["target_sql_writes"] = rdm_sql_writes(result)
-    result["search_writes"] = search_writes_to_records(result)
-    steps["no_change_incremental"] = result
+    steps["no_change_incremental"] = no_change_incremental(
+        worker, address, "rdm", rdm_sql_writes, search_writes_to_records
+    )
 
     provider_command(address, "tick", 1)
     log(f"rdm: full re-harvest of {n} records, nothing changed")

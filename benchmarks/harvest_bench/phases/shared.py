@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from harvest_bench.harness.provider import provider_command
 from harvest_bench.settings import HARVESTER_ID, TARGET, log
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from harvest_bench.harness.worker import PhaseWorker
 
 
 def read_transformed(base_url: str, limit: int | None = None, transformer: Any = None) -> list[str]:
@@ -80,3 +86,33 @@ def run_harvest(label: str, total_hint: int | None, **kwargs: Any) -> dict[str, 
         "updated_entries": run.updated_entries,
         "errored_entries": run.errored_entries,
     }
+
+
+def no_change_incremental(
+    worker: PhaseWorker,
+    address: Any,
+    label: str,
+    target_sql_writes: Callable[[dict[str, Any]], int],
+    search_writes: Callable[[dict[str, Any]], int],
+) -> dict[str, Any]:
+    """A minute passes with nothing new at the provider; an incremental run then: its
+    requests (the target: Identify and one ListRecords) and what it wrote to the target."""
+    provider_command(address, "tick", 1)
+    log(f"{label}: incremental, nothing changed")
+    requests_before = provider_command(address, "requests")
+    with worker.step({}) as result:
+        result.update(run_harvest(f"{label} no-change", 0))
+        result["records"] = result["total_entries"]
+    requests = provider_command(address, "requests")[len(requests_before) :]
+    result["requests"] = len(requests)
+    result["request_verbs"] = [item.get("verb") for item in requests]
+    result["target_sql_writes"] = target_sql_writes(result)
+    result["search_writes"] = search_writes(result)
+    return result
+
+
+def search_writes_to_records(result: dict[str, Any]) -> int:
+    """Write requests to the search server other than the run's log lines (invenio-jobs
+    writes those to its job-logs index)."""
+    writes = result.get("search_writes_by_index", {})
+    return sum(count for index, count in writes.items() if "job-logs" not in index)
