@@ -21,6 +21,11 @@ from .datestamps import MalformedDatestamp, parse_datestamp
 from .parsing import OAI_NAMESPACE, child_text, oai, safe_parser, text_of
 from .records import MetadataFormat, OAIHeader, OAIRecord, OAISet, metadata_elements
 
+# The format every OAI-PMH provider must serve (the protocol's own oai_dc schema).
+OAI_DC_NAMESPACE = "http://www.openarchives.org/OAI/2.0/oai_dc/"
+DC_ELEMENTS_NAMESPACE = "http://purl.org/dc/elements/1.1/"
+DC_TERMS_NAMESPACE = "http://purl.org/dc/terms/"
+
 _RECORD, _HEADER, _IDENTIFIER, _DATESTAMP, _SET_SPEC = (
     oai(tag) for tag in ("record", "header", "identifier", "datestamp", "setSpec")
 )
@@ -92,6 +97,13 @@ def _metadata_of(record: etree._Element, errors: list[str]) -> etree._Element | 
     if not children:
         errors.append("the record is not deleted but has no metadata")
         return None
+    if len(children) > 1 and all(_is_dublin_core(child) for child in children):
+        # The elements of oai_dc (and DC terms, which some writers mix in) without their
+        # wrapper: one record, not the first of many.
+        errors.append(
+            "<metadata> holds Dublin Core elements without their oai_dc:dc element; read as one"
+        )
+        return _oai_dc_of(children)
     if len(children) > 1:
         errors.append(f"<metadata> has {len(children)} elements instead of one; using the first")
     metadata = copy.deepcopy(children[0])
@@ -123,6 +135,22 @@ def _header_only(identifier: str, datestamp: str, deleted: bool, set_specs: tupl
 def record_from_xml(xml: str, errors: Any = ()) -> OAIRecord:
     """Rebuild an :class:`OAIRecord` from its ``xml`` (e.g. after it crossed a task queue)."""
     return build_record(etree.fromstring(xml, safe_parser()), errors)
+
+
+def _is_dublin_core(element: etree._Element) -> bool:
+    return etree.QName(element).namespace in (DC_ELEMENTS_NAMESPACE, DC_TERMS_NAMESPACE)
+
+
+def _oai_dc_of(elements: list[etree._Element]) -> etree._Element:
+    """An ``oai_dc:dc`` element holding copies of `elements` (some providers leave it out)."""
+    wrapper = etree.Element(
+        f"{{{OAI_DC_NAMESPACE}}}dc", nsmap={"oai_dc": OAI_DC_NAMESPACE, "dc": DC_ELEMENTS_NAMESPACE}
+    )
+    for element in elements:
+        copied = copy.deepcopy(element)
+        copied.tail = None
+        wrapper.append(copied)
+    return wrapper
 
 
 def build_set(element: etree._Element) -> OAISet:

@@ -177,3 +177,37 @@ def test_page_is_parsed_once(server, client) -> None:
     page = client._harvest({"verb": "ListRecords", "metadataPrefix": "oai_dc"})
     assert page.xml is page.xml
     assert page.http_response.body == b""  # the bytes are not kept next to the tree
+
+
+def test_dublin_core_without_its_oai_dc_element_is_read_as_one_record() -> None:
+    """A provider (recorded by B2FIND: Denmark's Slots- og Kulturstyrelsen) put its dc: and
+    dcterms: elements straight into <metadata>: the record was read as its first element,
+    a dc:identifier, and failed for "no Dublin Core elements". Any other several elements
+    are still read by the first."""
+    from oarepo_oaipmh_harvester.protocol.items import record_from_xml
+
+    unwrapped = record_from_xml(
+        '<record xmlns="http://www.openarchives.org/OAI/2.0/"><header><identifier>oai:x:1'
+        "</identifier><datestamp>2020-03-06</datestamp></header><metadata"
+        ' xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/">'
+        "<dc:identifier>x</dc:identifier><dc:title>080112-47 Mejlø</dc:title>"
+        "<dcterms:spatial>Mejlø</dcterms:spatial><dc:creator>Arkæologi Sydfyn</dc:creator>"
+        "</metadata></record>"
+    )
+    assert unwrapped.metadata.tag == "{http://www.openarchives.org/OAI/2.0/oai_dc/}dc"
+    assert [etree.QName(child).localname for child in unwrapped.metadata] == [
+        "identifier",
+        "title",
+        "spatial",
+        "creator",
+    ]
+    assert unwrapped.errors == (
+        "<metadata> holds Dublin Core elements without their oai_dc:dc element; read as one",
+    )
+    two = record_from_xml(
+        '<record xmlns="http://www.openarchives.org/OAI/2.0/"><header><identifier>oai:x:2'
+        "</identifier><datestamp>2020-03-06</datestamp></header><metadata>"
+        '<a xmlns="urn:a"/><b xmlns="urn:b"/></metadata></record>'
+    )
+    assert two.metadata.tag == "{urn:a}a"
+    assert two.errors == ("<metadata> has 2 elements instead of one; using the first",)
