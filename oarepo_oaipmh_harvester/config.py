@@ -33,6 +33,24 @@ date or the publicationYear): ``"datestamp-year"`` publishes it with the year of
 datestamp and a warning naming the values that could not be used; ``"fail"`` fails the record
 with an error naming them. A transformer's ``missing_date`` option wins."""
 
+OAI_HARVESTER_RDM_MISSING_CREATOR = {
+    "oai_dc_rdm": "contributors",
+    "oai_datacite_rdm": "fail",
+    "lido_rdm": "holder",
+}
+"""What each InvenioRDM transformer (by its registered name) makes of a record that names no
+creator, which RDM requires: ``"fail"`` fails it with an error; ``"contributors"`` publishes it
+with its contributors as creators (else its publisher or holder); ``"holder"`` with the holding
+or publishing institution it names as an organisational creator (else its contributors); any
+other text is a fixed name given as the creator (``"Unknown"``). Every choice but ``fail`` warns
+on the record and, when the record names nobody at all, gives
+``OAI_HARVESTER_RDM_UNKNOWN_CREATOR``. A transformer missing here fails such records. A
+harvester's ``missing_creator``, else a transformer's ``missing_creator`` option, wins."""
+
+OAI_HARVESTER_RDM_UNKNOWN_CREATOR = "Unknown"
+"""The organisational creator given to a record that names no person or organisation at all
+when its ``missing_creator`` policy is ``contributors`` or ``holder``."""
+
 OAI_HARVESTER_RDM_LIDO_DEFAULT_RESOURCE_TYPE = "physicalobject"
 """The ``lido_rdm`` transformer's resource type (an id of the ``resourcetypes`` vocabulary) for
 a museum object whose ``objectWorkType`` and ``classification`` terms are not in its type table

@@ -51,6 +51,9 @@ class OAIHarvester(db.Model, db.Timestamp):
     # Communities a record joins by the OAI sets it is in, {set spec: community}, besides
     # `community` (draft-enabled targets with communities).
     set_communities = db.Column(JSONType, nullable=True)
+    # What an InvenioRDM transformer makes of a record that names no creator ("fail",
+    # "contributors", "holder" or a fixed name); None: the transformer's configured default.
+    missing_creator = db.Column(db.String(255), nullable=True)
     # A paused harvester is left out of the run-all job (its own job still runs if asked).
     active = db.Column(db.Boolean, nullable=False, default=True)
     # HTTP Basic credentials and request headers for the provider, encrypted with a key

@@ -18,6 +18,7 @@ from ..harvest.targets.options import POLICY_FIELDS
 from ..proxies import current_oai_harvester
 from ..services.run_schemas import PreviewRequestSchema, RunRequestSchema
 from ..services.targets import writable_target_ids
+from ..transformers.rdm.base import MissingCreatorChoice
 
 FORM_TITLES = {
     "since": _("Since"),
@@ -276,6 +277,20 @@ FORM_FIELDS = {
             "take-over: the holder becomes this harvester's record."
         ),
     },
+    "missing_creator": {
+        "order": 9.7,
+        "text": _("A record that names no creator"),
+        "type": "dropdown",
+        "search": True,
+        "clearable": True,
+        "allowAdditions": True,
+        "description": _(
+            "InvenioRDM transformers (RDM requires a creator): fail; contributors (its "
+            "contributors, else its publisher); holder (the holding or publishing institution, "
+            "else its contributors); or type a fixed name such as Unknown. Every choice but "
+            "fail warns on the record. Empty: the transformer's default."
+        ),
+    },
     "set_communities": {
         "order": 9.25,
         "text": _("Communities of sets"),
@@ -336,6 +351,9 @@ def harvester_form_fields() -> dict[str, Any]:
         {"id": user_id, "title_l10n": f"{email} (id {user_id})"} for user_id, email in users
     ]
     fields["owner"]["options"] = fields["harvest_managers"]["options"]
+    fields["missing_creator"]["options"] = [
+        {"id": choice.value, "title_l10n": choice.value} for choice in MissingCreatorChoice
+    ]
     for name, choices in POLICY_FIELDS.items():
         fields[name]["options"] = [
             {"id": member.value, "title_l10n": member.value} for member in choices

@@ -119,6 +119,7 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
         ("local_drafts", _("Open local drafts")),
         ("invalid_drafts", _("Invalid drafts")),
         ("doi_conflicts", _("DOI held by another record")),
+        ("missing_creator_text", _("A record without a creator")),
         ("watermark", _("Watermark (provider time)")),
         ("created", _("Created")),
         ("updated", _("Updated")),

@@ -17,8 +17,8 @@ from .groups import echo_json, fail, harvester, json_output, refusal, switch
 HARVESTER_FIELDS = (
     "id", "name", "comment", "base_url", "metadata_prefix", "setspecs", "target", "transformer",
     "batch_size", "request_delay", "harvest_managers", "owner", "community", "target_adapter",
-    "local_drafts", "invalid_drafts", "doi_conflicts", "set_communities", "active",
-    "credentials", "watermark", "created", "updated",
+    "local_drafts", "invalid_drafts", "doi_conflicts", "set_communities", "missing_creator",
+    "missing_creator_text", "active", "credentials", "watermark", "created", "updated",
 )  # fmt: skip
 
 
@@ -64,6 +64,13 @@ def _harvester_options(required: bool):
                 multiple=True,
                 metavar="SET=COMMUNITY",
                 help="Records in SET join COMMUNITY too (InvenioRDM); repeat.",
+            ),
+            click.option(
+                "--missing-creator",
+                metavar="fail|contributors|holder|NAME",
+                help="A record that names no creator (InvenioRDM transformers): fail, "
+                "contributors, holder, or a fixed creator NAME such as Unknown; default: the "
+                "transformer's (OAI_HARVESTER_RDM_MISSING_CREATOR).",
             ),
             click.option(
                 "--active/--paused",

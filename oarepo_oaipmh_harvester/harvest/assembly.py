@@ -121,6 +121,12 @@ def writing_identity(owner: int | None) -> Any:
     return identity
 
 
+def transformer_settings(harvester: Any) -> dict[str, Any]:
+    """The harvester's own options for its transformer (those it left empty: none)."""
+    missing_creator = getattr(harvester, "missing_creator", None)
+    return {"missing_creator": missing_creator} if missing_creator else {}
+
+
 def make_writer(
     harvester_id: str,
     run_id: uuid.UUID | None,
@@ -158,7 +164,9 @@ def make_writer(
                 field.name for field in current_app.config.get("RDM_CUSTOM_FIELDS") or ()
             ),
         ),
-        transformer=current_oai_harvester.transformers.get(harvester.transformer),
+        transformer=current_oai_harvester.transformers.get(
+            harvester.transformer, transformer_settings(harvester)
+        ),
         run_id=run_id,
         retry_backoff=settings.retry_backoff,
         writes=writes,

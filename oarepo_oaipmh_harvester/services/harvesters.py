@@ -61,6 +61,7 @@ EDITABLE_FIELDS = (
     "invalid_drafts",
     "doi_conflicts",
     "set_communities",
+    "missing_creator",
     "active",
 )
 
@@ -90,6 +91,7 @@ class HarvesterView:
     invalid_drafts: str
     doi_conflicts: str
     set_communities: dict[str, str] | None
+    missing_creator: str | None
     active: bool
     credentials: str | None
     """Sealed (encrypted): the schema shows only what is set."""

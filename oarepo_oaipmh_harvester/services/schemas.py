@@ -27,6 +27,7 @@ from ..harvest.targets.options import POLICY_FIELDS, TargetOptions
 from ..models import OAIHarvester
 from ..proxies import current_oai_harvester
 from ..text import StorableText, echoed, is_storable
+from ..transformers.rdm.base import MissingCreator
 from .fields import AuthSchema, RequestHeaders, SetCommunities
 from .targets import writable_target_ids
 
@@ -86,6 +87,17 @@ class UserReference(fields.Integer):
         return super()._deserialize(value, attr, data, **kwargs)
 
 
+class MissingCreatorPolicy(fields.String):
+    """``fail``, ``contributors``, ``holder`` (any case) or a fixed name, stored as parsed."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            return str(MissingCreator.parse(text))
+        except ValueError as error:
+            raise ValidationError(str(error)) from None
+
+
 OPTIONAL_FIELDS = (
     "comment",
     "set_communities",
@@ -94,6 +106,7 @@ OPTIONAL_FIELDS = (
     "request_delay",
     "owner",
     "community",
+    "missing_creator",
     *POLICY_FIELDS,
 )
 
@@ -156,6 +169,11 @@ class HarvesterSchema(Schema):
     invalid_drafts = _policy("invalid_drafts")
     doi_conflicts = _policy("doi_conflicts")
     set_communities = SetCommunities(load_default=None, allow_none=True)
+    # What an InvenioRDM transformer makes of a record without a creator; None: its default.
+    missing_creator = MissingCreatorPolicy(
+        load_default=None, allow_none=True, validate=[validate.Length(max=255), StorableText()]
+    )
+    missing_creator_text = fields.Method("_missing_creator_text", dump_only=True)
     # The panel's create form starts from metadata["default"] (else a checkbox starts unticked).
     active = fields.Boolean(load_default=True, metadata={"default": True})
     # The provider's credentials: written, never shown (`credentials` says what is set).
@@ -195,6 +213,9 @@ class HarvesterSchema(Schema):
             return "the system"
         email = db.session.scalar(db.select(User.email).where(User.id == harvester.owner))
         return f"{email or '?'} (id {harvester.owner})"
+
+    def _missing_creator_text(self, harvester: Any) -> str:
+        return missing_creator_in_words(harvester.transformer, harvester.missing_creator)
 
     last_run = fields.Raw(dump_only=True)
 
@@ -292,6 +313,21 @@ class HarvesterSchema(Schema):
             # On the field itself, not per set: a form shows errors by field.
             raise ValidationError(problems, field_name="set_communities")
 
+    @validates_schema
+    def _missing_creator_fits_the_transformer(self, data: dict, **kwargs: Any) -> None:
+        if data.get("missing_creator") is None:
+            return
+        transformer = (
+            data.get("transformer") or current_app.config["OAI_HARVESTER_DEFAULT_TRANSFORMER"]
+        )
+        if not current_oai_harvester.transformers.takes(transformer, "missing_creator"):
+            raise ValidationError(
+                f"Transformer {echoed(transformer)} does not take missing_creator (the "
+                f"InvenioRDM transformers do: oai_dc_rdm, oai_datacite_rdm, lido_rdm); leave "
+                f"it empty.",
+                field_name="missing_creator",
+            )
+
     @validates("transformer")
     def _known_transformer(self, value: str | None, **kwargs: Any) -> None:
         transformers = current_oai_harvester.transformers
@@ -299,6 +335,21 @@ class HarvesterSchema(Schema):
             raise ValidationError(
                 f"Unknown transformer {echoed(value)} (known: {', '.join(transformers.names())})."
             )
+
+
+def missing_creator_in_words(transformer: str, stored: str | None) -> str:
+    """What a harvester does with a record without a creator, for pages and the CLI."""
+    if stored:
+        return stored
+    if not current_oai_harvester.transformers.takes(transformer, "missing_creator"):
+        return "not applicable (the transformer is not an InvenioRDM one)"
+    from ..transformers.rdm.base import configured_missing_creator
+
+    factory, options = current_oai_harvester.transformers.first_step(transformer)
+    if options.get("missing_creator"):
+        return f"{options['missing_creator']} (an option of transformer {transformer})"
+    name = getattr(factory, "name", transformer)
+    return f"{configured_missing_creator(name, current_app.config)} (the default of {name})"
 
 
 def community_problem(community: str, *, is_drafts: bool) -> str | None:

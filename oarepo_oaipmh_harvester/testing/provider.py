@@ -177,6 +177,12 @@ def _inject_control_characters(text: str) -> str:
     return text[:1] + "\x0b" + text[1:] + "\x1a"
 
 
+def served_document_key(prefix: str) -> str:
+    """The key of a corpus record's metadata that holds its document in format `prefix`, as
+    a provider recorded it (the record is then served with that document as it is)."""
+    return f"{prefix}.xml"
+
+
 class OAIPMHProvider:
     """An OAI-PMH 2.0 data provider for `corpus` on 127.0.0.1 at a random free port."""
 
@@ -654,7 +660,11 @@ class OAIPMHProvider:
             return f"<record>{header}</record>"
         metadata = record.metadata
         parts = ["<record>", header]
-        if prefix == "oai_dc":
+        served = metadata.get(served_document_key(prefix))
+        if served:
+            # A document recorded from a real provider, served as it is.
+            parts.append(f"<metadata>{served[0]}</metadata>")
+        elif prefix == "oai_dc":
             parts.append(_DC_START)
             for element in DC_ELEMENTS:
                 for value in metadata.get(element, ()):

@@ -74,23 +74,59 @@ class TransformerRegistry:
     def __contains__(self, name: str) -> bool:
         return name in self._factories
 
-    def get(self, name: str) -> Transformer:
+    def get(self, name: str, settings: Mapping[str, Any] | None = None) -> Transformer:
         """The transformer registered under `name`: a single one, or a TransformerChain.
 
-        KeyError names an unknown transformer (and the chain step that asked for it);
-        ValueError a configuration of the wrong shape. A class is instantiated on every
-        call: each writer (one per run, or per batch task) gets its own instance, so a
-        transformer's caches (vocabulary look-ups) and its ``last_warnings`` live for one
-        run and are never shared between threads.
+        `settings` are a harvester's own options for the step that transforms the record
+        (the first), winning over the configured ones; a setting that step does not take is
+        a ValueError (:meth:`takes` asks first). KeyError names an unknown transformer (and
+        the chain step that asked for it); ValueError a configuration of the wrong shape. A
+        class is instantiated on every call: each writer (one per run, or per batch task)
+        gets its own instance, so a transformer's caches (vocabulary look-ups) and its
+        ``last_warnings`` live for one run and are never shared between threads.
         """
+        steps = list(self._resolved_steps(name))
+        if settings:
+            factory, options = steps[0]
+            wanted = {**options, **settings}
+            if not isinstance(factory, type):
+                raise ValueError(f"Transformer {name!r} takes no options ({sorted(settings)}).")
+            _check_options(factory, wanted, f"Transformer {name!r}")
+            steps[0] = (factory, wanted)
+        instances = [_instance(factory, options) for factory, options in steps]
+        return instances[0] if len(instances) == 1 else TransformerChain(name, instances)
+
+    def first_step(self, name: str) -> tuple[Any, dict[str, Any]]:
+        """The class (or object) of the step of `name` that transforms the record, and the
+        options configured for it."""
+        factory, options = self._resolved_steps(name)[0]
+        return factory, dict(options)
+
+    def takes(self, name: str, option: str) -> bool:
+        """Whether the step of `name` that transforms the record takes the keyword `option`
+        (False for an unknown or misconfigured name: that is reported where it is used)."""
+        try:
+            factory, _ = self._resolved_steps(name)[0]
+        except (KeyError, ValueError):
+            return False
+        if not isinstance(factory, type):
+            return False
+        try:
+            parameters = inspect.signature(factory).parameters
+        except ValueError:
+            return False
+        return option in parameters or any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+        )
+
+    def _resolved_steps(self, name: str) -> list[tuple[Any, dict[str, Any]]]:
         if name not in self._resolved:
             if name not in self._factories:
                 raise KeyError(f"Unknown transformer {name!r}; known: {', '.join(self.names())}.")
             steps = self._steps(name, f"Transformer {name!r}", ())
             _check_chain(steps, f"Transformer {name!r}")
             self._resolved[name] = steps
-        instances = [_instance(factory, options) for factory, options in self._resolved[name]]
-        return instances[0] if len(instances) == 1 else TransformerChain(name, instances)
+        return self._resolved[name]
 
     def _steps(
         self, reference: Any, where: str, trail: tuple[str, ...]

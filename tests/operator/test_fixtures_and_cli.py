@@ -206,3 +206,44 @@ def test_target_options_from_the_command_line_and_a_fixture_file(
     load_harvesters(path)
     assert db.session.get(OAIHarvester, "beta").owner == users.manager.user.id
     assert load_harvesters(path).unchanged == ["alpha", "beta"]  # the address compares equal
+
+
+def test_missing_creator_on_the_command_line_in_a_fixture_and_in_the_list(
+    users, provider, run_cli, tmp_path
+):
+    """What an InvenioRDM transformer makes of a record without a creator: a choice or a
+    fixed name, shown with the transformer's default when left empty; refused for a
+    transformer that does not take it."""
+    result = run_cli(
+        "harvester", "create", "--id", "museum", "--name", "Museum",
+        "--base-url", provider.base_url, "--metadata-prefix", "oai_dc",
+        "--target", "oai-sample-records", "--transformer", "oai_dc_rdm",
+        "--missing-creator", "Unknown maker", "--no-check",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    listed = {h["id"]: h for h in json.loads(run_cli("harvester", "list", "--json").output)}
+    assert listed["museum"]["missing_creator"] == "Unknown maker"
+    assert listed["museum"]["missing_creator_text"] == "Unknown maker"
+
+    result = run_cli("harvester", "update", "museum", "--missing-creator", "FAIL", "--no-check")
+    assert result.exit_code == 0, result.output
+    assert db.session.get(OAIHarvester, "museum").missing_creator == "fail"
+
+    refused = run_cli(
+        "harvester", "update", "museum", "--transformer", "oai_dc", "--no-check"
+    )
+    assert refused.exit_code != 0
+    assert "missing_creator" in refused.output and "does not take" in refused.output
+
+    path = write(
+        tmp_path / "harvesters.yaml",
+        fixture_text(provider.base_url).replace(
+            "  batch_size: 7",
+            "  batch_size: 7\n  transformer: lido_rdm\n  missing_creator: holder",
+        ),
+    )
+    assert load_harvesters(path).errors == []
+    assert db.session.get(OAIHarvester, "beta").missing_creator == "holder"
+    listed = {h["id"]: h for h in json.loads(run_cli("harvester", "list", "--json").output)}
+    assert listed["alpha"]["missing_creator"] is None
+    assert listed["alpha"]["missing_creator_text"].startswith("not applicable")

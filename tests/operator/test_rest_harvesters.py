@@ -131,6 +131,27 @@ def test_create_invalid_is_400_naming_each_field(as_admin, users):
     assert db.session.query(OAIHarvester).count() == 0
 
 
+def test_missing_creator_over_rest(as_admin, users, provider):
+    """Left empty: the transformer's configured default, in words; a choice or a name; a
+    transformer that does not take it refuses it on the field."""
+    data = harvester_data("rdm", provider.base_url, transformer="oai_dc_rdm")
+    res = as_admin.post(API, json={**data, "missing_creator": ""})
+    assert res.status_code == 201, res.json
+    assert res.json["missing_creator"] is None
+    assert res.json["missing_creator_text"] == "contributors (the default of oai_dc_rdm)"
+
+    res = as_admin.put(f"{API}/rdm", json={"missing_creator": "Anonymous"})
+    assert res.status_code == 200, res.json
+    assert res.json["missing_creator_text"] == "Anonymous"
+
+    res = as_admin.post(
+        API, json={**harvester_data("dc", provider.base_url), "missing_creator": "holder"}
+    )
+    assert "does not take missing_creator" in field_errors(res)["missing_creator"]
+    res = as_admin.put(f"{API}/rdm", json={"missing_creator": "   "})
+    assert "missing_creator is empty" in field_errors(res)["missing_creator"]
+
+
 def test_create_runs_the_preflight_check_and_reports_it_on_the_field(
     as_admin, users, provider, preflight_on
 ):

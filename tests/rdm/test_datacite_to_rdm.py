@@ -824,6 +824,24 @@ def test_a_record_without_a_required_element_is_a_transform_error(
     assert transformer.last_warnings == []
 
 
+def test_without_creators_contributors_stand_in_when_the_harvester_says_so(rdm_dc):
+    """DataCite requires creators: oai_datacite_rdm fails such a record unless told."""
+    tree = etree.fromstring(RICH)
+    for found in tree.findall(f"{{{KERNEL_4}}}creators"):
+        tree.remove(found)
+    creatorless = harvested(etree.tostring(tree, encoding="unicode"))
+    with pytest.raises(TransformError, match="no DataCite creator with a name"):
+        DataCiteRDMTransformer().transform(creatorless)
+    transformer = DataCiteRDMTransformer(missing_creator="contributors")
+
+    data = transformer.transform(creatorless)
+    record = publish(rdm_dc, data)
+
+    stood_in = [c["person_or_org"]["name"] for c in record["metadata"]["creators"]]
+    assert stood_in == [c["person_or_org"]["name"] for c in record["metadata"]["contributors"]]
+    assert any(w.startswith("Creators: no DataCite creator") for w in transformer.last_warnings)
+
+
 PUBLICATION_YEAR = "<publicationYear>2019</publicationYear>"
 AVAILABLE = '<dates><date dateType="Available">2019-06-01</date></dates>'
 

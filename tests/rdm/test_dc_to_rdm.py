@@ -32,6 +32,7 @@ from oarepo_oaipmh_harvester.transformers.rdm.helpers import (
     language_candidates,
     level0_date,
     person_or_org,
+    years_in_text,
 )
 
 from .conftest import RDM_TARGET
@@ -132,6 +133,93 @@ def test_mapping_helpers():
         comparable_url("https://creativecommons.org/licenses/by/4.0/")
     )
     assert with_transform_warnings(None, object()) is None
+
+
+def test_a_number_is_no_pubmed_id_and_an_a_slash_b_no_handle_without_their_marker():
+    """idutils takes any number for a PubMed id and any "a/b" for a Handle: a museum's
+    inventory number 715977 was published as a PMID, an Arizona document number
+    "azdocs: WBA 1.2:S 75/2011" as a Handle."""
+    assert identifier_scheme("715977") is None
+    assert identifier_scheme("azdocs: WBA 1.2:S 75/2011") is None
+    assert (
+        identifier_scheme("PMID:12345")
+        == identifier_scheme("https://pubmed.ncbi.nlm.nih.gov/12345")
+        == "pmid"
+    )
+    for handle in ("hdl:2286/R.I.28146", "http://hdl.handle.net/2286/R.I.28146", "2286/R.I.28"):
+        assert identifier_scheme(handle) == "handle", handle
+    assert identifier_scheme("03702693") == "issn"
+
+
+def test_years_in_free_text():
+    for text, years in [
+        ("(1876)", "1876"),
+        ("12-20-2007", "2007"),
+        ("circa;1812;;", "1812"),
+        ("Pusă în serviciu în 1914", "1914"),
+        ("1936?-1938?", "1936/1938"),
+        ("2014-2010", None),  # out of order: no guess
+        ("10000-01-01", None),
+        ("211-244 n. Chr.", None),
+        ("1850, 1860, 1870", None),
+    ]:
+        assert years_in_text(text) == years, text
+
+
+def test_repeated_values_are_kept_once_in_order():
+    from oarepo_oaipmh_harvester.transformers.rdm.unique import unique_lists
+
+    warnings: list[str] = []
+    place = {"scheme": "geonames", "identifier": "2838632"}
+    person = {
+        "type": "personal",
+        "family_name": "Novák",
+        "identifiers": [
+            {"scheme": "orcid", "identifier": "0000-0002-1825-0097"},
+            {"scheme": "orcid", "identifier": "0000-0002-1825-0097"},
+            {"scheme": "orcid", "identifier": "0000-0001-5109-3700"},
+        ],
+    }
+    data = {
+        "metadata": {
+            "locations": {
+                "features": [
+                    {
+                        "identifiers": [
+                            place,
+                            {"scheme": "wikidata", "identifier": "Q1194"},
+                            dict(place),
+                        ]
+                    }
+                ]
+            },
+            "identifiers": [
+                {"scheme": "doi", "identifier": "10.1/A"},
+                {"scheme": "doi", "identifier": "10.1/a"},
+            ],
+            "languages": [{"id": "deu"}, {"id": "eng"}, {"id": "deu"}],
+            "creators": [{"person_or_org": person}, {"person_or_org": dict(person)}],
+            "subjects": [{"subject": "Notgeld"}, {"subject": "Notgeld"}, {"id": "x"}],
+        }
+    }
+
+    metadata = unique_lists(data, warnings.append)["metadata"]
+
+    assert metadata["locations"]["features"][0]["identifiers"] == [
+        place,
+        {"scheme": "wikidata", "identifier": "Q1194"},
+    ]
+    assert metadata["identifiers"] == [{"scheme": "doi", "identifier": "10.1/A"}]
+    assert metadata["languages"] == [{"id": "deu"}, {"id": "eng"}]
+    assert len(metadata["creators"]) == 1
+    assert metadata["creators"][0]["person_or_org"]["identifiers"] == [
+        {"scheme": "orcid", "identifier": "0000-0002-1825-0097"}
+    ]
+    assert metadata["subjects"] == [{"subject": "Notgeld"}, {"id": "x"}]
+    assert warnings == [
+        "'Novák': orcid identifier '0000-0001-5109-3700' besides '0000-0002-1825-0097'; RDM "
+        "keeps one per scheme; dropped."
+    ]
 
 
 # -- against the RDM app ---------------------------------------------------------------------
@@ -313,15 +401,116 @@ def test_a_version_is_not_a_type(rdm_dc, transformer):
     )
 
 
-@pytest.mark.parametrize(
-    ("missing", "message"), [("creator", "no dc:creator"), ("title", "no dc:title")]
-)
-def test_a_record_without_a_required_element_is_a_transform_error(
-    rdm_dc, transformer, missing, message
-):
-    metadata = {k: v for k, v in RICH.items() if k != missing}
-    with pytest.raises(TransformError, match=message):
+def test_a_record_without_a_title_is_a_transform_error(rdm_dc, transformer):
+    metadata = {k: v for k, v in RICH.items() if k != "title"}
+    with pytest.raises(TransformError, match="no dc:title"):
         transformer.transform(dc_record(metadata))
+
+
+def test_a_thesis_naming_its_advisers_as_contributors_publishes_with_them_as_creators(
+    rdm_dc, transformer
+):
+    """oai_dc_rdm's default missing_creator is ``contributors``: the record is kept, its
+    contributors stand in (they stay contributors too, with their role), and it says so."""
+    thesis = {
+        **{k: v for k, v in RICH.items() if k not in ("creator", "contributor")},
+        "contributor": ["Svoboda, Petr", "Dvořák, Eva"],
+    }
+
+    data = transformer.transform(dc_record(thesis))
+    record = publish(rdm_dc, data)
+
+    assert [c["person_or_org"]["name"] for c in record["metadata"]["creators"]] == [
+        "Svoboda, Petr",
+        "Dvořák, Eva",
+    ]
+    assert [c["role"]["id"] for c in record["metadata"]["contributors"]] == ["other", "other"]
+    assert (
+        "Creators: no dc:creator; using its contributors as creators ('Svoboda, Petr', "
+        "'Dvořák, Eva'; missing_creator contributors)."
+    ) in transformer.last_warnings
+
+
+@pytest.mark.parametrize(
+    ("option", "metadata", "creators", "warning"),
+    [
+        (
+            None,  # the default: contributors, else the publisher
+            {"publisher": ["The Daily Illini"]},
+            [{"type": "organizational", "name": "The Daily Illini"}],
+            "Creators: no dc:creator; using its holder or publisher as creators "
+            "('The Daily Illini'; missing_creator contributors).",
+        ),
+        (
+            "holder",  # the publisher first, though a contributor is named
+            {"publisher": ["Example University Press"], "contributor": ["Svoboda, Petr"]},
+            [{"type": "organizational", "name": "Example University Press"}],
+            "Creators: no dc:creator; using its holder or publisher as creators "
+            "('Example University Press'; missing_creator holder).",
+        ),
+        (
+            None,  # nobody named at all
+            {},
+            [{"type": "organizational", "name": "Unknown"}],
+            "Creators: no dc:creator and no contributor, publisher or holder; using 'Unknown' "
+            "(missing_creator contributors).",
+        ),
+        (
+            "Anonymous",  # a fixed name, whatever the record names
+            {"contributor": ["Svoboda, Petr"]},
+            [{"type": "organizational", "name": "Anonymous"}],
+            "Creators: no dc:creator; using 'Anonymous' (missing_creator Anonymous).",
+        ),
+    ],
+)
+def test_what_stands_in_for_a_missing_creator(rdm_dc, option, metadata, creators, warning):
+    transformer = DublinCoreRDMTransformer(missing_creator=option)
+    base = {"title": ["A student newspaper"], "date": ["1921-05-04"]}
+
+    data = transformer.transform(dc_record({**base, **metadata}))
+
+    assert [c["person_or_org"] for c in data["metadata"]["creators"]] == creators
+    assert warning in transformer.last_warnings
+    publish(rdm_dc, data)
+
+
+def test_missing_creator_fail_by_option_or_configuration(rdm_dc, app, monkeypatch):
+    """The old behaviour; the option wins over OAI_HARVESTER_RDM_MISSING_CREATOR, which is
+    read by the transformer's registered name."""
+    advised = dc_record({"title": ["A thesis"], "contributor": ["Svoboda, Petr"]})
+    with pytest.raises(TransformError, match="has no dc:creator"):
+        DublinCoreRDMTransformer(missing_creator="fail").transform(advised)
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_RDM_MISSING_CREATOR", {"oai_dc_rdm": "fail"})
+    with pytest.raises(TransformError, match="has no dc:creator"):
+        DublinCoreRDMTransformer().transform(advised)
+    kept = DublinCoreRDMTransformer(missing_creator="Contributors").transform(advised)
+    assert kept["metadata"]["creators"][0]["person_or_org"]["family_name"] == "Svoboda"
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_RDM_MISSING_CREATOR", {})
+    with pytest.raises(TransformError, match="has no dc:creator"):  # not configured: fail
+        DublinCoreRDMTransformer().transform(advised)
+
+
+def test_repeated_values_are_kept_once_and_the_record_publishes(rdm_dc, transformer):
+    """RDM refuses a record whose identifiers or languages repeat ("non-unique elements")."""
+    repeated = {
+        **RICH,
+        "identifier": ["978-3-16-148410-0", "978-3-16-148410-0", "urn:nbn:de:101:1-2013"],
+        "language": ["en", "eng", "en"],
+        "relation": ["10.5555/journal.issue.7", "https://doi.org/10.5555/JOURNAL.ISSUE.7"],
+        "subject": ["lattice", "lattice", "spectra"],
+    }
+
+    data = transformer.transform(dc_record(repeated))
+    record = publish(rdm_dc, data)
+
+    metadata = record["metadata"]
+    assert [i["identifier"] for i in metadata["identifiers"]] == [
+        "978-3-16-148410-0",
+        "urn:nbn:de:101:1-2013",
+    ]
+    assert metadata["languages"] == [{"id": "eng", "title": {"en": "English"}}]
+    assert [r["identifier"] for r in metadata["related_identifiers"]] == ["10.5555/journal.issue.7"]
+    assert [s["subject"] for s in metadata["subjects"]] == ["lattice", "spectra"]
 
 
 def test_an_unusable_date_gives_way_to_the_year_of_the_datestamp(rdm_dc, transformer):
@@ -455,3 +644,36 @@ def test_a_changed_source_record_keeps_its_external_doi(rdm_dc, provider, corpus
     record = rdm_dc.read(system_identity, row.local_pid).to_dict()
     assert record["metadata"]["title"] == "Spectral models, 2nd ed."
     assert record["pids"]["doi"] == {"identifier": "10.1234/spectral.2021", "provider": "external"}
+
+
+def test_the_harvesters_missing_creator_reaches_its_transformer(rdm_dc):
+    """A harvester's own missing_creator wins over the transformer's default: ``fail`` fails
+    the adviser-only thesis; a fixed name, set later, publishes it at the next full run."""
+    from oarepo_oaipmh_harvester.proxies import current_harvester_service
+    from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
+
+    corpus = Corpus()
+    corpus.add(
+        "oai:example.org:thesis",
+        {"title": ["A thesis"], "contributor": ["Svoboda, Petr"], "date": ["2020"]},
+        datestamp=datetime(2024, 1, 1, tzinfo=UTC),
+    )
+    corpus.set_clock(datetime(2024, 6, 1, tzinfo=UTC))
+    with OAIPMHProvider(corpus) as provider:
+        make_harvester(
+            provider.base_url, target=RDM_TARGET, transformer=TRANSFORMER, missing_creator="fail"
+        )
+        assert run_harvest("test").counts.failed == 1
+        current_harvester_service.update(
+            system_identity, "test", {"missing_creator": "Anonymous"}, check=False
+        )
+        summary = run_harvest("test", full=True)
+
+    assert (summary.counts.created, summary.counts.failed) == (1, 0)
+    db.session.expire_all()
+    row = db.session.get(OAIHarvestedRecord, ("test", "oai:example.org:thesis"))
+    creators = rdm_dc.read(system_identity, row.local_pid).to_dict()["metadata"]["creators"]
+    assert [c["person_or_org"]["name"] for c in creators] == ["Anonymous"]
+    assert "Creators: no dc:creator; using 'Anonymous' (missing_creator Anonymous)." in (
+        row.warnings
+    )

@@ -86,6 +86,59 @@ def test_dates_places_and_licenses_are_read_without_an_application():
     assert license_id_of_text("All rights reserved") is None
 
 
+def test_centuries_and_lone_years_of_display_dates():
+    from oarepo_oaipmh_harvester.transformers.rdm.lido_read import display_date
+
+    for text, expected in [
+        ("Începutul sec. XX", ("1900/1999", True)),
+        ("prima jumătate a secolului al XVI-lea", ("1500/1599", True)),
+        ("XVIe siècle", ("1500/1599", True)),
+        ("17. Jahrhundert", ("1600/1699", True)),
+        ("Pusă în serviciu în 1914", ("1914", True)),
+        ("Louis XIV", (None, False)),
+        ("2. Hälfte 20. Jahrhundert", (None, False)),
+    ]:
+        assert display_date(text) == expected, text
+
+
+def test_which_events_make_the_object():
+    """Designing, drawing, photographing make it as production does; LIDO 1.1 names the type
+    by a skos:Concept URI only; an acquisition or a commission does not."""
+    from oarepo_oaipmh_harvester.transformers.rdm.lido_read import event_kind
+
+    def kind(event_type: str) -> str:
+        event = etree.fromstring(
+            '<lido:event xmlns:lido="http://www.lido-schema.org" '
+            'xmlns:skos="http://www.w3.org/2004/02/skos/core#" '
+            'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+            f"<lido:eventType>{event_type}</lido:eventType></lido:event>"
+        )
+        return event_kind(event)[0]
+
+    assert kind("<lido:term>Gezeichnet</lido:term>") == "made"
+    assert kind("<lido:term>Fotografische Aufnahme</lido:term>") == "made"
+    assert kind("<lido:term>Hergestellt</lido:term>") == "made"
+    assert (
+        kind(
+            '<skos:Concept rdf:about="http://terminology.lido-schema.org/lido00007">'
+            '<skos:prefLabel xml:lang="en">Production</skos:prefLabel></skos:Concept>'
+        )
+        == "made"
+    )
+    assert (
+        kind('<skos:Concept rdf:about="http://terminology.lido-schema.org/lido00224"/>') == "made"
+    )
+    assert (
+        kind("<lido:conceptID>http://erlangen-crm.org/current/E12_Production</lido:conceptID>")
+        == "made"
+    )
+    assert kind("<lido:term>Beauftragt</lido:term>") == "other"
+    assert (
+        kind('<skos:Concept rdf:about="http://terminology.lido-schema.org/lido00226"/>') == "other"
+    )
+    assert kind("<lido:term>Finding</lido:term>") == "found"
+
+
 def test_the_lido_record_is_found_bare_or_in_its_wrap():
     wrapped = etree.fromstring(lido_document("1", version="1.0"))
     assert etree.QName(lido_record(wrapped, "x")).localname == "lido"
@@ -313,7 +366,7 @@ def test_an_undated_record_gets_the_year_of_its_datestamp_or_fails(rdm_lido, app
         LIDORDMTransformer().transform(record)
 
 
-def test_a_record_without_title_or_maker_is_a_transform_error(rdm_lido, transformer):
+def test_a_record_without_a_title_is_a_transform_error(rdm_lido, transformer):
     untitled = (
         DOCUMENTS["lido-1.0"]
         .replace("Still life with a lobster", "")
@@ -321,9 +374,53 @@ def test_a_record_without_title_or_maker_is_a_transform_error(rdm_lido, transfor
     )
     with pytest.raises(TransformError, match="no title of at least 3 characters"):
         transformer.transform(harvested(untitled))
-    makerless = lido_document("9", events=(_lido_event("Acquisition", ("1901", "1901")),))
+
+
+def test_a_record_without_a_maker_publishes_with_its_holder_as_creator(rdm_lido, transformer):
+    """lido_rdm's default missing_creator is ``holder``; the acquisition's actor is not a
+    maker and stays out; ``fail`` is the old behaviour."""
+    makerless = lido_document(
+        "9",
+        events=(
+            _lido_event(
+                "Acquisition", ("1901", "1901"), actors=(("Doe, John", "person", "seller", ()),)
+            ),
+        ),
+    )
+
+    data = transformer.transform(harvested(makerless))
+    record = publish(rdm_lido, data)
+
+    assert [c["person_or_org"] for c in record["metadata"]["creators"]] == [
+        {"type": "organizational", "name": "Example Museum"}
+    ]
+    assert (
+        "Creators: no actor of a production or creation event in a maker's role; using its "
+        "holder or publisher as creators ('Example Museum'; missing_creator holder)."
+    ) in transformer.last_warnings
     with pytest.raises(TransformError, match="no actor of a production or creation event"):
-        transformer.transform(harvested(makerless))
+        LIDORDMTransformer(missing_creator="fail").transform(harvested(makerless))
+
+
+def test_a_production_event_without_a_maker_has_its_producer_as_creator(rdm_lido):
+    """A technical object "made" by its producer only (a maker's role would be a creator,
+    a producer's is a contributor's): the producer stands in before the holder."""
+    produced = lido_document(
+        "10",
+        events=(
+            _lido_event("Production", ("1791", "1791"), actors=(("Anonim", "", "producer", ()),)),
+        ),
+    )
+    transformer = LIDORDMTransformer()
+
+    record = publish(rdm_lido, transformer.transform(harvested(produced)))
+
+    assert [c["person_or_org"]["name"] for c in record["metadata"]["creators"]] == ["Anonim"]
+    assert [c["person_or_org"]["name"] for c in record["metadata"]["contributors"]][0] == "Anonim"
+    assert (
+        "Creators: no actor of a production or creation event in a maker's role; using those "
+        "who made it in another role as creators ('Anonim'; missing_creator holder)."
+    ) in transformer.last_warnings
 
 
 # -- harvested through OAI-PMH from the bundled provider --------------------------------------

@@ -16,6 +16,7 @@ invenio-rdm-records is an optional extra: nothing RDM-specific is imported at mo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from .helpers import (
     TYPE_KEYWORDS,
     bibliographic_to_terminology,
     comparable_url,
+    display_name,
     doi_of,
     identifier_scheme,
     kebab,
@@ -34,6 +36,7 @@ from .helpers import (
     type_keyword,
     valid_for,
 )
+from .unique import unique_lists
 from .vocabularies import Vocabularies
 
 if TYPE_CHECKING:
@@ -42,6 +45,8 @@ if TYPE_CHECKING:
 DEFAULT_RESOURCE_TYPE_KEY = "OAI_HARVESTER_RDM_DEFAULT_RESOURCE_TYPE"
 DEFAULT_CONTRIBUTOR_ROLE_KEY = "OAI_HARVESTER_RDM_DEFAULT_CONTRIBUTOR_ROLE"
 MISSING_DATE_KEY = "OAI_HARVESTER_RDM_MISSING_DATE"
+MISSING_CREATOR_KEY = "OAI_HARVESTER_RDM_MISSING_CREATOR"
+UNKNOWN_CREATOR_KEY = "OAI_HARVESTER_RDM_UNKNOWN_CREATOR"
 
 
 class MissingDate(StrEnum):
@@ -62,6 +67,53 @@ def _missing_date(value: str) -> MissingDate:
         raise ValueError(
             f"{MISSING_DATE_KEY} (or the missing_date option) is {value!r}; expected {choices}."
         ) from None
+
+
+class MissingCreatorChoice(StrEnum):
+    """The named choices of what becomes of a record that names no creator (any other
+    value of ``missing_creator`` is a fixed name)."""
+
+    FAIL = "fail"
+    """Failed with a TransformError: the record names no creator."""
+    CONTRIBUTORS = "contributors"
+    """Its contributors as creators, else the publisher or holder it names."""
+    HOLDER = "holder"
+    """The holding or publishing institution it names, as an organisation, else its
+    contributors."""
+
+
+@dataclass(frozen=True)
+class MissingCreator:
+    """A ``missing_creator`` value: one of the choices, or a fixed name."""
+
+    choice: MissingCreatorChoice | None
+    fixed_name: str | None = None
+
+    @classmethod
+    def parse(cls, value: str) -> MissingCreator:
+        """`value` as a policy; ValueError for an empty one (it says nothing)."""
+        text = " ".join(str(value).split())
+        if not text:
+            raise ValueError(
+                f"missing_creator is empty; expected {MISSING_CREATOR_CHOICES} or a name."
+            )
+        try:
+            return cls(MissingCreatorChoice(text.lower()))
+        except ValueError:
+            return cls(None, text)
+
+    def __str__(self) -> str:
+        return self.choice.value if self.choice else str(self.fixed_name)
+
+
+MISSING_CREATOR_CHOICES = ", ".join(repr(choice.value) for choice in MissingCreatorChoice)
+
+
+def configured_missing_creator(transformer_name: str, config: Mapping[str, Any]) -> str:
+    """The configured ``missing_creator`` of the transformer registered as `transformer_name`
+    (``fail`` for one the configuration does not name)."""
+    configured = config.get(MISSING_CREATOR_KEY) or {}
+    return str(configured.get(transformer_name) or MissingCreatorChoice.FAIL.value)
 
 
 def external_doi_enabled(config: Mapping[str, Any]) -> bool:
@@ -98,8 +150,9 @@ class RDMTransformer:
 
     ``last_warnings`` lists what the last ``transform`` could not map (a value is given up,
     never the record). One instance serves one run: the registry makes a new one per writer.
-    A subclass sets ``name`` (its registry name, for messages) and calls :meth:`start` first
-    in ``transform``.
+    A subclass sets ``name`` (its registry name, for messages and its configured defaults)
+    and maps a record in :meth:`record_data`, which calls :meth:`new_record` first;
+    :meth:`transform` then makes the lists RDM requires unique so.
     """
 
     name = "rdm"
@@ -109,6 +162,7 @@ class RDMTransformer:
         default_resource_type: str | None = None,
         default_contributor_role: str | None = None,
         missing_date: str | None = None,
+        missing_creator: str | None = None,
     ) -> None:
         from flask import current_app
 
@@ -119,6 +173,10 @@ class RDMTransformer:
             default_contributor_role or config[DEFAULT_CONTRIBUTOR_ROLE_KEY]
         )
         self.missing_date = _missing_date(missing_date or config[MISSING_DATE_KEY])
+        self.missing_creator = MissingCreator.parse(
+            missing_creator or configured_missing_creator(self.name, config)
+        )
+        self.unknown_creator = config.get(UNKNOWN_CREATOR_KEY) or "Unknown"
         self.vocabularies = Vocabularies()
         self.last_warnings: list[str] = []
         self._doi_pids = external_doi_enabled(config)
@@ -126,6 +184,14 @@ class RDMTransformer:
         self._identifier_schemes: Mapping[str, Any] | None = schemes or None
         related = config.get("RDM_RECORDS_RELATED_IDENTIFIERS_SCHEMES") or schemes
         self._related_schemes: Mapping[str, Any] | None = related or None
+
+    def transform(self, record: OAIRecord) -> dict[str, Any]:
+        """The record's data for RDM; TransformError when a field RDM requires is missing
+        (and its policy says ``fail``)."""
+        return unique_lists(self.record_data(record), self.warn)
+
+    def record_data(self, record: OAIRecord) -> dict[str, Any]:
+        raise NotImplementedError
 
     def new_record(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Begin a record: the data of a metadata-only record and its metadata, to fill. Its
@@ -165,6 +231,60 @@ class RDMTransformer:
             f"{record.datestamp}."
         )
         return year
+
+    # -- creators
+    def stand_in_creators(
+        self,
+        record: OAIRecord,
+        source: str,
+        *,
+        makers: Sequence[Mapping[str, Any]] = (),
+        contributors: Sequence[Mapping[str, Any]] = (),
+        holders: Sequence[str] = (),
+        error: str,
+    ) -> list[dict[str, Any]]:
+        """The creators of a record that names none in `source`, as ``missing_creator``
+        says: `makers` first whatever the choice (those who took part in making it in
+        another role, such as a museum object's producer), then its `contributors` and its
+        `holders` (names of the holding or publishing institutions) in the order the choice
+        gives, then the fixed name; a warning says which. Entries are creators' or
+        contributors' (``person_or_org``, affiliations kept, a role dropped: creators' roles
+        are another vocabulary). `error` as a TransformError when the choice is ``fail``.
+
+        RDM requires a creator, and a museum's anonymous coin or a thesis that names only its
+        advisers is still a record: the people and bodies the record does name are the
+        nearest facts at hand, and the warning says they stand in for a creator.
+        """
+        policy = self.missing_creator
+        if policy.choice is MissingCreatorChoice.FAIL:
+            raise TransformError(error)
+        organisations = [
+            {"person_or_org": {"type": "organizational", "name": name}}
+            for name in dict.fromkeys(name for name in holders if name)
+        ]
+        people, involved = (
+            [{k: v for k, v in entry.items() if k != "role"} for entry in found]
+            for found in (contributors, makers)
+        )
+        kinds = [("those who made it in another role", involved)]
+        kinds += (
+            [("its contributors", people), ("its holder or publisher", organisations)]
+            if policy.choice is MissingCreatorChoice.CONTRIBUTORS
+            else [("its holder or publisher", organisations), ("its contributors", people)]
+        )
+        if policy.choice is not None:
+            for label, found in kinds:
+                if found:
+                    shown = ", ".join(repr(display_name(e["person_or_org"])) for e in found)
+                    self.warn(
+                        f"Creators: no {source}; using {label} as creators ({shown}; "
+                        f"missing_creator {policy})."
+                    )
+                    return found
+        name = policy.fixed_name or self.unknown_creator
+        nobody = "" if policy.fixed_name else " and no contributor, publisher or holder"
+        self.warn(f"Creators: no {source}{nobody}; using {name!r} (missing_creator {policy}).")
+        return [{"person_or_org": {"type": "organizational", "name": name}}]
 
     # -- languages
     def language(self, value: str) -> str | None:

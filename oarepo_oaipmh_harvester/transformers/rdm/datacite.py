@@ -10,7 +10,8 @@ DataCite is what RDM's own model follows, so most values have an exact home; the
 ids are still looked up before they are emitted (RDM refuses an unknown id with no draft at
 all), and a value this instance cannot hold is a warning, never a failed record. Only the
 fields RDM requires (title, creator) make a record fail, with a :class:`TransformError` naming
-what is missing; a record without a usable Issued date or publicationYear gets its datestamp's
+what is missing (a record without a creator fails unless ``missing_creator`` gives stand-ins,
+:meth:`.base.RDMTransformer.stand_in_creators`: DataCite requires creators); a record without a usable Issued date or publicationYear gets its datestamp's
 year unless the site says ``fail`` (:meth:`.base.RDMTransformer.stand_in_publication_date`).
 
 invenio-rdm-records is an optional extra: nothing RDM-specific is imported at module level.
@@ -32,10 +33,18 @@ from ..base import TransformError
 from .base import RDMTransformer
 from .datacite_funding import funding
 from .datacite_identifiers import identifiers, related_identifiers
-from .datacite_names import contributors, creators
+from .datacite_names import contributors, creators, stand_in_creators
 from .datacite_places import locations
 from .helpers import comparable_url, eurepo_term, is_web_url, level0_date
-from .xml import attribute, children, first_text, language_attribute, localname, text_of
+from .xml import (
+    attribute,
+    children,
+    first_text,
+    language_attribute,
+    line_of,
+    localname,
+    text_of,
+)
 
 if TYPE_CHECKING:
     from ...protocol.records import OAIRecord
@@ -75,12 +84,14 @@ VERSION_MAX_LENGTH = 191  # RDM's limit on metadata.version
 
 def datacite_resource(metadata: etree._Element | None, identifier: str) -> etree._Element:
     """The DataCite ``resource`` of a record: the element itself, or the one in the
-    ``payload`` of an ``oai_datacite`` envelope."""
+    ``payload`` of an ``oai_datacite`` envelope (DSpace's XOAI puts it in the envelope
+    itself, next to ``schemaVersion``)."""
     if metadata is None:
         raise TransformError(f"Record {identifier} has no metadata to transform.")
     resource = metadata
     if localname(metadata) == "oai_datacite":
         found = [child for child in children(metadata, "payload") for child in child]
+        found += children(metadata, "resource")
         resource = next((child for child in found if isinstance(child.tag, str)), None)
     namespace = etree.QName(resource).namespace if resource is not None else None
     if (
@@ -102,7 +113,7 @@ class DataCiteRDMTransformer(RDMTransformer):
 
     name = "oai_datacite_rdm"
 
-    def transform(self, record: OAIRecord) -> dict[str, Any]:
+    def record_data(self, record: OAIRecord) -> dict[str, Any]:
         """The record's data; TransformError for a missing title or creator (or date, when
         ``missing_date`` is ``fail``)."""
         data, metadata = self.new_record()
@@ -111,6 +122,7 @@ class DataCiteRDMTransformer(RDMTransformer):
         self._titles(resource, metadata, record)
         creators(self, resource, metadata, record)
         contributors(self, resource, metadata)
+        stand_in_creators(self, resource, metadata, record)
         embargo_until = self._dates(resource, metadata, record)
         metadata["resource_type"] = {"id": self._resource_type(resource)}
         self._languages(resource, metadata)
@@ -134,19 +146,19 @@ class DataCiteRDMTransformer(RDMTransformer):
         titles = [title for title in children(resource, "titles", "title") if text_of(title)]
         main = next((title for title in titles if not attribute(title, "titleType")), None)
         main = main if main is not None else (titles[0] if titles else None)
-        if main is None or len(text_of(main)) < 3:
-            found = repr(text_of(main)) if main is not None else "none"
+        if main is None or len(line_of(main)) < 3:
+            found = repr(line_of(main)) if main is not None else "none"
             raise TransformError(
                 f"Record {record.identifier} has no title of at least 3 characters "
                 f"(RDM needs one); found {found}."
             )
-        metadata["title"] = text_of(main)
+        metadata["title"] = line_of(main)
         additional = []
         for title in titles:
             if title is main:
                 continue
             kind = attribute(title, "titleType") or "AlternativeTitle"
-            entry = self._additional("title", title, text_of(title), kind)
+            entry = self._additional("title", title, line_of(title), kind)
             if entry:
                 additional.append(entry)
         if additional:
@@ -373,7 +385,7 @@ class DataCiteRDMTransformer(RDMTransformer):
 
     def _plain_values(self, resource: etree._Element, metadata: dict[str, Any]) -> None:
         """publisher, version, sizes, formats: free text in RDM too."""
-        publishers = [text_of(element) for element in children(resource, "publisher")]
+        publishers = [line_of(element) for element in children(resource, "publisher")]
         publishers = [publisher for publisher in publishers if publisher]
         if publishers:
             metadata["publisher"] = publishers[0]

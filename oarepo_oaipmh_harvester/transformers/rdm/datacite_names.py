@@ -16,9 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..base import TransformError
+from .base import MissingCreatorChoice
 from .datacite_funding import funder_contributor
 from .helpers import person_or_org, scheme_for_type, valid_for
-from .xml import attribute, children, first_text, text_of
+from .xml import attribute, children, first_text, line_of, text_of
 
 if TYPE_CHECKING:
     from lxml import etree
@@ -33,17 +34,41 @@ def creators(
     metadata: dict[str, Any],
     record: OAIRecord,
 ) -> None:
+    """The creators with a name (an empty list when there are none and ``missing_creator``
+    gives stand-ins: see :func:`stand_in_creators`)."""
     found = []
     for element in children(resource, "creators", "creator"):
         creator = person(transformer, element, "creator")
         if creator is not None:
             found.append(creator)
-    if not found:
-        raise TransformError(
-            f"Record {record.identifier} has no DataCite creator with a name "
-            f"(RDM needs at least one)."
-        )
+    if not found and transformer.missing_creator.choice is MissingCreatorChoice.FAIL:
+        raise TransformError(_no_creator(record))  # before the contributors' warnings
     metadata["creators"] = found
+
+
+def stand_in_creators(
+    transformer: RDMTransformer,
+    resource: etree._Element,
+    metadata: dict[str, Any],
+    record: OAIRecord,
+) -> None:
+    """For a record without a named creator, the stand-ins ``missing_creator`` says (after
+    :func:`contributors`, whose entries may stand in)."""
+    if metadata.get("creators"):
+        return
+    metadata["creators"] = transformer.stand_in_creators(
+        record,
+        "DataCite creator with a name",
+        contributors=metadata.get("contributors", ()),
+        holders=[line_of(element) for element in children(resource, "publisher")],
+        error=_no_creator(record),
+    )
+
+
+def _no_creator(record: OAIRecord) -> str:
+    return (
+        f"Record {record.identifier} has no DataCite creator with a name (RDM needs at least one)."
+    )
 
 
 def contributors(
@@ -79,7 +104,7 @@ def person(
 ) -> dict[str, Any] | None:
     """A creator or contributor: person or organisation, identifiers, affiliations."""
     name_element = next(iter(children(element, f"{role}Name")), None)
-    name = text_of(name_element)
+    name = line_of(name_element)
     given, family = first_text(element, "givenName"), first_text(element, "familyName")
     label = f"{role} {name or family!r}"
     identifiers = name_identifiers(transformer, element, label)

@@ -4,9 +4,10 @@ Decision owned here: what each Dublin Core element becomes in an RDM record, and
 are given up with a warning. Dublin Core is flat and mostly free text while RDM references
 vocabularies by id, so every emitted id is looked up first: RDM refuses an unknown id outright
 (``InvalidRelationValue``, no draft), which would lose the whole record for one bad value.
-Only the fields RDM itself requires make a record fail, with a :class:`TransformError` naming
-what is missing: no title, no creator (a made-up one would be wrong data under a real title);
-a record without a usable date gets its datestamp's year unless the site says ``fail``
+Only a missing title makes a record fail, with a :class:`TransformError` naming it: a record
+without a creator gets its contributors, else its publisher, as creators with a warning, unless
+``missing_creator`` says otherwise (:meth:`.base.RDMTransformer.stand_in_creators`); a record
+without a usable date gets its datestamp's year unless the site says ``fail``
 (:meth:`.base.RDMTransformer.stand_in_publication_date`).
 
 invenio-rdm-records is an optional extra: nothing RDM-specific is imported at module level.
@@ -23,7 +24,15 @@ from typing import TYPE_CHECKING, Any
 from ..base import TransformError
 from ..dublin_core import DublinCoreTransformer
 from .base import RDMTransformer
-from .helpers import add_identifier, doi_of, eurepo_term, level0_date, person_or_org, pid_doi
+from .helpers import (
+    add_identifier,
+    doi_of,
+    eurepo_term,
+    level0_date,
+    person_or_org,
+    pid_doi,
+    years_in_text,
+)
 
 if TYPE_CHECKING:
     from ...protocol.records import OAIRecord
@@ -42,7 +51,17 @@ EUREPO_VERSIONS = frozenset(
     }
 )
 
-RELATION_TYPES = ("isrelatedto", "other")  # relation types tried for dc:relation, in order
+RELATION_TYPES = ("isrelatedto", "other")
+
+# Elements whose values are names or titles: their line breaks are the exporter's layout
+# (arXiv wraps its titles), not the value's; descriptions keep theirs.
+ONE_LINE_ELEMENTS = (
+    "title",
+    "creator",
+    "contributor",
+    "publisher",
+    "subject",
+)  # relation types tried for dc:relation, in order
 
 
 # -- the transformer --------------------------------------------------------------------------
@@ -51,14 +70,17 @@ class DublinCoreRDMTransformer(RDMTransformer):
 
     name = "oai_dc_rdm"
 
-    def transform(self, record: OAIRecord) -> dict[str, Any]:
+    def record_data(self, record: OAIRecord) -> dict[str, Any]:
         """Raise TransformError when a field RDM requires is missing or unusable."""
         data, metadata = self.new_record()
         warnings = self.last_warnings
         dc = DublinCoreTransformer().transform(record)["metadata"]
+        for element in ONE_LINE_ELEMENTS:  # wrapped over lines by the exporter: one value
+            if element in dc:
+                dc[element] = [" ".join(value.split()) for value in dc[element]]
 
         self._titles(dc.get("title", []), metadata, record)
-        self._creators(dc.get("creator", []), metadata, record)
+        self._creators(dc, metadata, record)
         self._contributors(dc.get("contributor", []), metadata)
         embargo_until = self._dates(dc.get("date", []), metadata, record)
         metadata["resource_type"] = {"id": self._resource_type(dc.get("type", []))}
@@ -95,12 +117,24 @@ class DublinCoreRDMTransformer(RDMTransformer):
                     for title in titles[1:]
                 )
 
-    def _creators(self, names: list[str], metadata: dict[str, Any], record: OAIRecord) -> None:
-        if not names:
-            raise TransformError(
-                f"Record {record.identifier} has no dc:creator (RDM needs at least one)."
-            )
-        metadata["creators"] = [{"person_or_org": person_or_org(name)} for name in names]
+    def _creators(
+        self, dc: dict[str, list[str]], metadata: dict[str, Any], record: OAIRecord
+    ) -> None:
+        names = [name for name in dc.get("creator", []) if name.strip()]
+        if names:
+            metadata["creators"] = [{"person_or_org": person_or_org(name)} for name in names]
+            return
+        metadata["creators"] = self.stand_in_creators(
+            record,
+            "dc:creator",
+            contributors=[
+                {"person_or_org": person_or_org(name)}
+                for name in dc.get("contributor", [])
+                if name.strip()
+            ],
+            holders=[name.strip() for name in dc.get("publisher", [])],
+            error=f"Record {record.identifier} has no dc:creator (RDM needs at least one).",
+        )
 
     def _contributors(self, names: list[str], metadata: dict[str, Any]) -> None:
         if not names:
@@ -131,12 +165,22 @@ class DublinCoreRDMTransformer(RDMTransformer):
                 value = value.rsplit("/", 1)[-1]  # info:eu-repo/date/<kind>/<date>
             parsed = level0_date(value)
             if parsed is None:
-                self.last_warnings.append(f"dc:date {value!r}: not an EDTF level 0 date; dropped.")
                 unusable.append(value)
             elif "publication_date" not in metadata:
                 metadata["publication_date"] = parsed
             else:
                 others.append(parsed)
+        if "publication_date" not in metadata:
+            for value in unusable:
+                years = years_in_text(value)
+                if years:
+                    metadata["publication_date"] = years
+                    self.warn(f"dc:date {value!r}: not an EDTF level 0 date; read as {years}.")
+                    unusable.remove(value)
+                    break
+        self.last_warnings.extend(
+            f"dc:date {value!r}: not an EDTF level 0 date; dropped." for value in unusable
+        )
         if "publication_date" not in metadata:
             metadata["publication_date"] = self.stand_in_publication_date(
                 record,

@@ -109,6 +109,12 @@ def person_or_org(name: str) -> dict[str, str]:
     return {"type": "organizational", "name": name.strip()}
 
 
+def display_name(person_or_org: Mapping[str, Any]) -> str:
+    """A ``person_or_org`` entry's name as people write it in a list: ``Family, Given``."""
+    parts = (person_or_org.get("family_name", ""), person_or_org.get("given_name", ""))
+    return person_or_org.get("name") or ", ".join(part for part in parts if part)
+
+
 def level0_date(value: str) -> str | None:
     """`value` as an EDTF level 0 date or interval (time part cut), None if it is not one.
 
@@ -121,6 +127,25 @@ def level0_date(value: str) -> str | None:
     if not all(_in_edtf_calendar(part) for part in candidate.split("/")):
         return None
     return candidate
+
+
+_YEAR_IN_TEXT = re.compile(r"(?<!\d)(1\d{3}|20\d{2})(?![\d])")
+
+
+def years_in_text(value: str) -> str | None:
+    """The year a free-text date names, as EDTF level 0: its one year (``(1876)``,
+    ``12-20-2007``, ``circa;1812;;``, ``Pusă în serviciu în 1914``), or the interval of two
+    years in order (``1936?-1938?``); None for none, more, or two out of order.
+
+    A last resort after :func:`level0_date` and a format's own rules: a lone year in the
+    text is the one fact about the date it gives for sure.
+    """
+    years = list(dict.fromkeys(_YEAR_IN_TEXT.findall(value)))
+    if len(years) == 1:
+        return years[0]
+    if len(years) == 2 and years[0] < years[1]:
+        return f"{years[0]}/{years[1]}"
+    return None
 
 
 # The days of a month as the EDTF grammar (python-edtf, which RDM validates with) has them:
@@ -188,11 +213,29 @@ def doi_of(value: str) -> str | None:
     return None
 
 
+# Schemes idutils finds in values that only look like them: any number is a PubMed id to it,
+# and any "a/b" a Handle (a museum's "azdocs: WBA 1.2:S 75/2011"). Without their marker (or,
+# for a Handle, a numeric prefix) an untyped value is not taken for one.
+MARKED_SCHEMES: dict[str, re.Pattern[str]] = {
+    "pmid": re.compile(
+        r"^(pmid:\s*|https?://(www\.)?(pubmed\.ncbi\.nlm\.nih\.gov|ncbi\.nlm\.nih\.gov/pubmed)/)",
+        re.I,
+    ),
+    "handle": re.compile(r"^(hdl:\s*|(https?://)?hdl\.handle\.net/|\d+(\.\d+)*/\S+$)", re.I),
+}
+
+
 def identifier_scheme(value: str, allowed: Iterable[str] | None = None) -> str | None:
-    """The preferred scheme idutils detects for `value`, among `allowed` if given."""
+    """The preferred scheme idutils detects for `value`, among `allowed` if given; a scheme
+    of MARKED_SCHEMES only with its marker."""
     import idutils
 
-    detected = set(idutils.detect_identifier_schemes(value.strip()))
+    value = value.strip()
+    detected = {
+        scheme
+        for scheme in idutils.detect_identifier_schemes(value)
+        if scheme not in MARKED_SCHEMES or MARKED_SCHEMES[scheme].match(value)
+    }
     if allowed is not None:
         detected &= set(allowed)
     for scheme in SCHEME_PREFERENCE:

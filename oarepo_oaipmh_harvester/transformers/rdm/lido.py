@@ -7,8 +7,9 @@ the type table, subjects, descriptions with materials, techniques and measuremen
 identifiers, rights and digital resources (:mod:`.lido_rights`), the publisher - and that
 every value without a home in RDM is a warning on the record, never a lost record. Only what
 RDM requires makes a record fail, as with the other RDM transformers: no title of at least 3
-characters, no actor of a production event; a record without a usable production date gets
-its datestamp's year unless the site says ``fail``.
+characters; a record whose production event names no actor gets its holder (else its
+contributors) as creator with a warning unless ``missing_creator`` says otherwise, and one
+without a usable production date its datestamp's year unless the site says ``fail``.
 
 A museum record is mostly one language per ``descriptiveMetadata`` block: the first block is
 the record's, a further block (another language) adds its titles, descriptions and subjects
@@ -18,6 +19,7 @@ imported at module level.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -30,6 +32,7 @@ from .lido_read import (
     CIDOC_MAN_MADE_OBJECT,
     RESOURCE_TYPES,
     language_of,
+    lido_attribute,
     lido_record,
     one,
     preferred,
@@ -37,7 +40,7 @@ from .lido_read import (
     terms,
 )
 from .lido_rights import identifiers, resources, rights
-from .xml import children, localname, text_of
+from .xml import children, line_of, localname, text_of
 
 if TYPE_CHECKING:
     from lxml import etree
@@ -76,6 +79,11 @@ MAPPED: dict[str, frozenset[str]] = {
         | {"recordMetadataDate"}
     ),
 }
+# repositorySet types of the repository that holds the object now (LIDO 1.0 writes
+# "current", LIDO 1.1 a terminology URI); any other type (a former repository) is history.
+CURRENT_REPOSITORY = re.compile(
+    r"current|lido00475|lido01017|repositoryset_type/current_repository", re.I
+)
 SUBJECT_PARTS = frozenset({"subjectConcept", "subjectActor", "subjectPlace", "subjectDate"})
 
 
@@ -95,6 +103,7 @@ class LIDORDMTransformer(RDMTransformer):
         default_contributor_role: str | None = None,
         missing_date: str | None = None,
         resource_types: Mapping[str, str | Sequence[str]] | None = None,
+        missing_creator: str | None = None,
     ) -> None:
         from flask import current_app
 
@@ -102,6 +111,7 @@ class LIDORDMTransformer(RDMTransformer):
             default_resource_type or current_app.config[DEFAULT_RESOURCE_TYPE_KEY],
             default_contributor_role,
             missing_date,
+            missing_creator,
         )
         self.resource_types = {
             **RESOURCE_TYPES,
@@ -114,13 +124,14 @@ class LIDORDMTransformer(RDMTransformer):
     def has_scheme(self, scheme: str) -> bool:
         return scheme in (self._identifier_schemes or {})
 
-    def transform(self, record: OAIRecord) -> dict[str, Any]:
-        """The record's data; TransformError for a missing title or maker (or date, when
-        ``missing_date`` is ``fail``)."""
+    def record_data(self, record: OAIRecord) -> dict[str, Any]:
+        """The record's data; TransformError for a missing title (or maker or date, when
+        ``missing_creator`` or ``missing_date`` is ``fail``)."""
         data, metadata = self.new_record()
         lido = lido_record(record.metadata, record.identifier)
         self._titles(lido, metadata, record)
-        actors(self, lido, metadata, record)
+        holders = self._holders(lido)
+        actors(self, lido, metadata, record, holders)
         dates(self, lido, metadata, record)
         metadata["resource_type"] = {"id": self._resource_type(lido)}
         self._subjects(lido, metadata)
@@ -130,7 +141,7 @@ class LIDORDMTransformer(RDMTransformer):
         rights(self, lido, metadata)
         data["access"] = {"record": "public", "files": "public"}
         resources(self, lido, metadata)
-        self._publisher(lido, metadata)
+        self._publisher(holders, metadata)
         self._unmapped(lido)
         return data
 
@@ -141,20 +152,20 @@ class LIDORDMTransformer(RDMTransformer):
         main = preferred(
             [v for s in children(one(first), "titleSet") for v in children(s, "appellationValue")]
         )
-        if main is None or len(text_of(main)) < 3:
-            found = repr(text_of(main)) if main is not None else "none"
+        if main is None or len(line_of(main)) < 3:
+            found = repr(line_of(main)) if main is not None else "none"
             raise TransformError(
                 f"Record {record.identifier} has no title of at least 3 characters "
                 f"(RDM needs one); found {found}."
             )
-        metadata["title"] = text_of(main)
+        metadata["title"] = line_of(main)
         main_lang = language_of(main)
         additional = []
         for block in blocks:
             for element in children(
                 block, "objectIdentificationWrap", "titleWrap", "titleSet", "appellationValue"
             ):
-                text = text_of(element)
+                text = line_of(element)
                 if element is main or not text or text == metadata["title"]:
                     continue
                 lang = language_of(element)
@@ -325,23 +336,33 @@ class LIDORDMTransformer(RDMTransformer):
             metadata["additional_descriptions"] = additional
 
     # -- the holder
-    def _publisher(self, lido: etree._Element, metadata: dict[str, Any]) -> None:
-        """The repository's name (the holding museum), else the record's source."""
+    def _holders(self, lido: etree._Element) -> list[str]:
+        """The holding institutions: the current repositories (typed so, or untyped), else
+        the record's sources (often an aggregator, so only when no repository is named).
+        A former repository holds the object no more: a warning."""
         wrap = children(lido, "descriptiveMetadata", "objectIdentificationWrap", "repositoryWrap")[
             :1
         ]
-        names = [
-            preferred_text(s, "repositoryName", "legalBodyName", "appellationValue")
-            for s in children(one(wrap), "repositorySet")
-        ]
-        names += [
+        current: list[str] = []
+        for repository in children(one(wrap), "repositorySet"):
+            name = preferred_text(repository, "repositoryName", "legalBodyName", "appellationValue")
+            if not name:
+                continue
+            kind = lido_attribute(repository, "type").lower()
+            if not kind or CURRENT_REPOSITORY.search(kind):
+                current.append(name)
+            else:
+                self.warn(f"repositoryName {name!r} ({kind}): a former repository; dropped.")
+        sources = [
             preferred_text(s, "legalBodyName", "appellationValue")
             for s in children(lido, "administrativeMetadata", "recordWrap", "recordSource")
         ]
-        names = list(dict.fromkeys(name for name in names if name))
-        if names:
-            metadata["publisher"] = names[0]
-            for other in names[1:]:
+        return list(dict.fromkeys(name for name in current or sources if name))
+
+    def _publisher(self, holders: list[str], metadata: dict[str, Any]) -> None:
+        if holders:
+            metadata["publisher"] = holders[0]
+            for other in holders[1:]:
                 self.warn(f"repositoryName {other!r}: RDM keeps one publisher; dropped.")
 
     # -- what has no rule

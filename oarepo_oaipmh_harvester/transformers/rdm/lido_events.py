@@ -17,9 +17,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..base import TransformError
 from .datacite_names import personal_name
-from .helpers import person_or_org
+from .helpers import display_name, person_or_org
 from .lido_read import (
     EVENT_DATE_TYPES,
     actor_role,
@@ -75,7 +74,13 @@ def actors(
     lido: etree._Element,
     metadata: dict[str, Any],
     record: OAIRecord,
+    holders: list[str],
 ) -> None:
+    """Creators and contributors from the production event; a record whose production event
+    names no maker gets the stand-ins ``missing_creator`` says: the production event's
+    actors in other roles (a producer, a printer), else `holders` (the holding or publishing
+    institutions the record names). The actors of other events are never creators: an
+    acquisition's seller or a find's excavator did not make the object."""
     creators: list[dict[str, Any]] = []
     contributors: list[dict[str, Any]] = []
     for event in events(lido):
@@ -84,7 +89,7 @@ def actors(
             entry, roles = actor(transformer, element)
             if entry is None:
                 continue
-            name = _name(entry)
+            name = display_name(entry["person_or_org"])
             if kind != "made":
                 transformer.warn(
                     f"event {label!r}: actor {name!r} ({', '.join(roles) or 'no role'}): RDM "
@@ -108,20 +113,18 @@ def actors(
                     break
                 transformer.warn(f"actor {name!r}: no creator role {role!r}; kept without it.")
             creators.append(entry)
-    if not creators:
-        raise TransformError(
+    metadata["creators"] = creators or transformer.stand_in_creators(
+        record,
+        "actor of a production or creation event in a maker's role",
+        makers=contributors,
+        holders=holders,
+        error=(
             f"Record {record.identifier} has no actor of a production or creation event "
             f"(RDM needs at least one creator)."
-        )
-    metadata["creators"] = creators
+        ),
+    )
     if contributors:
         metadata["contributors"] = contributors
-
-
-def _name(entry: dict[str, Any]) -> str:
-    found = entry["person_or_org"]
-    parts = (found.get("family_name", ""), found.get("given_name", ""))
-    return found.get("name") or ", ".join(part for part in parts if part)
 
 
 def _first_existing(

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..base import TransformError
 from .datacite_places import coordinate
-from .helpers import level0_date
-from .xml import children, localname, text_of
+from .helpers import level0_date, years_in_text
+from .xml import children, line_of, localname, text_of
 
 if TYPE_CHECKING:
     from lxml import etree
@@ -31,13 +31,30 @@ LIDO_PREF = f"{{{LIDO_NS}}}pref"
 LIDO_SOURCE = f"{{{LIDO_NS}}}source"
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 
-# eventType terms (lower case; English, German, French) -> the kind of event.
+# eventType terms (lower case; English, German, French) -> the kind of event. Designing,
+# drawing, writing and taking a photograph make the object as production does (the
+# designer, draughtsman, author or photographer is its creator); museum-digital names its
+# events by the past participle ("Hergestellt", "Aufgenommen").
 EVENT_KINDS: dict[str, str] = {
     **dict.fromkeys(("production", "creation", "herstellung", "entstehung", "création"), "made"),
     **dict.fromkeys(("production event", "manufacture", "making", "fabrication"), "made"),
+    **dict.fromkeys(("designing", "design", "entwurf", "entworfen", "conception"), "made"),
+    **dict.fromkeys(("hergestellt", "gezeichnet", "gemalt", "verfasst", "geschrieben"), "made"),
+    **dict.fromkeys(("aufgenommen", "fotografiert", "fotografische aufnahme"), "made"),
+    **dict.fromkeys(("photographing", "photography", "expression creation"), "made"),
     **dict.fromkeys(("finding", "excavation", "collecting", "fund", "ausgrabung"), "found"),
-    **dict.fromkeys(("sammeln", "find", "discovery"), "found"),
+    **dict.fromkeys(("sammeln", "find", "discovery", "gefunden", "ausgegraben"), "found"),
+    **dict.fromkeys(("gesammelt",), "found"),
 }
+# The last part of an eventType's conceptID or skos:Concept URI (lower case) -> the kind:
+# LIDO's terminology (LIDO 1.1 names types by URI only) and CIDOC CRM classes.
+EVENT_KIND_IDS: dict[str, str] = {
+    **dict.fromkeys(("lido00007", "lido00012", "lido00224", "lido00484", "lido00486"), "made"),
+    **dict.fromkeys(("lido00013", "e12_production", "e65_creation"), "made"),
+    **dict.fromkeys(("production", "creation", "designing"), "made"),
+    **dict.fromkeys(("lido00002", "finding"), "found"),
+}
+RDF_ABOUT = "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}about"
 # kind of event -> RDM date types tried in order for its date (other events: "other").
 EVENT_DATE_TYPES: dict[str, tuple[str, ...]] = {"found": ("collected", "other")}
 
@@ -112,6 +129,14 @@ _YEARS = re.compile(
     rf"^(?:{_APPROXIMATE}\s*)?(\d{{4}})(?:\s*[-–—/]\s*(?:{_APPROXIMATE}\s*)?(\d{{4}}))?$", re.I
 )
 _CENTURY = re.compile(r"^(\d{1,2})(?:st|nd|rd|th|\.)\s*(?:century|jahrhundert|jh\.?)$", re.I)
+# A century in Roman numerals next to a word for century, in either order: "secolul al
+# XV-lea", "sec. XX", "XVIe siècle", "saec. XII", "XIX century".
+_CENTURY_WORD = r"(?:sec(?:olului|olul|\.)?|saec\.?|siècle|century|jahrhundert|jh\.?)"
+_ROMAN_CENTURY = re.compile(
+    rf"{_CENTURY_WORD}\s*(?:al\s+)?\b([IVX]{{1,5}})\b|\b([IVX]{{1,5}})(?:e|\.)?\s+{_CENTURY_WORD}",
+    re.I,
+)
+_ROMAN = {"I": 1, "V": 5, "X": 10}
 
 
 def lido_record(metadata: etree._Element | None, identifier: str) -> etree._Element:
@@ -149,7 +174,8 @@ def preferred(elements: list[etree._Element]) -> etree._Element | None:
 
 
 def preferred_text(parent: etree._Element | None, *path: str) -> str:
-    return text_of(preferred(children(parent, *path)))
+    """The preferred value's text on one line (names, types, repositories)."""
+    return line_of(preferred(children(parent, *path)))
 
 
 def language_of(element: etree._Element) -> str:
@@ -164,18 +190,36 @@ def language_of(element: etree._Element) -> str:
 
 def terms(parent: etree._Element | None, *path: str) -> list[str]:
     """The texts of the ``term`` elements at `path` (preferred first), duplicates removed."""
-    values = [text_of(element) for element in children(parent, *path, "term")]
+    values = [line_of(element) for element in children(parent, *path, "term")]
     return list(dict.fromkeys(value for value in values if value))
 
 
 def event_kind(event: etree._Element) -> tuple[str, str]:
-    """(kind, label) of an event: ``made`` (production, creation), ``found`` (finding,
-    excavation, collecting) or ``other``; the label is its first eventType term."""
-    found = terms(event, "eventType")
+    """(kind, label) of an event: ``made`` (production, creation, designing...), ``found``
+    (finding, excavation, collecting) or ``other``, by its eventType's terms, conceptIDs
+    and (LIDO 1.1) ``skos:Concept`` URIs and labels; the label is its first term."""
+    event_type = next(iter(children(event, "eventType")), None)
+    concepts = [
+        element
+        for element in (event_type if event_type is not None else ())
+        if isinstance(element.tag, str) and localname(element) == "Concept"
+    ]
+    found = terms(event, "eventType") + [
+        text_of(label)
+        for concept in concepts
+        for label in concept
+        if isinstance(label.tag, str) and localname(label) == "prefLabel" and text_of(label)
+    ]
+    ids = [text_of(element) for element in children(event_type, "conceptID")]
+    ids += [concept.get(RDF_ABOUT) or "" for concept in concepts]
     for term in found:
-        kind = EVENT_KINDS.get(term.strip().lower())
+        kind = EVENT_KINDS.get(" ".join(term.lower().split()))
         if kind:
             return kind, term
+    for uri in ids:
+        kind = EVENT_KIND_IDS.get(uri.rstrip("/").rsplit("/", 1)[-1].lower())
+        if kind:
+            return kind, found[0] if found else uri
     return "other", found[0] if found else "event"
 
 
@@ -206,7 +250,8 @@ def display_date(value: str) -> tuple[str | None, bool]:
 
     ``1642``, ``1642-05``, ``1890-1895`` (or with an en dash), ``ca. 1650`` (RDM refuses
     approximate dates: ``1650``, and True), ``17th century`` / ``17. Jahrhundert``
-    (``1600/1699``, and True); anything else is (None, False).
+    (``1600/1699``, and True), else the one year (or two in order) the text names
+    (``Pusă în serviciu în 1914``: ``1914``, and True); anything else is (None, False).
     """
     value = " ".join(value.split())
     exact = level0_date(value)
@@ -222,7 +267,22 @@ def display_date(value: str) -> tuple[str | None, bool]:
     if century and 1 <= int(century.group(1)) <= 21:
         start = (int(century.group(1)) - 1) * 100
         return f"{start:04d}/{start + 99:04d}", True
-    return None, False
+    roman = _ROMAN_CENTURY.search(value)
+    number = _roman_number((roman.group(1) or roman.group(2)).upper()) if roman else 0
+    if 1 <= number <= 21:
+        start = (number - 1) * 100
+        return f"{start:04d}/{start + 99:04d}", True
+    years = years_in_text(value)  # "Pusă în serviciu în 1914", "circa;1812;;"
+    return (years, True) if years else (None, False)
+
+
+def _roman_number(numeral: str) -> int:
+    """A Roman numeral of I, V and X (the centuries up to XXI) as a number; 0 if malformed."""
+    values = [_ROMAN[letter] for letter in numeral]
+    total = sum(
+        -v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values)
+    )
+    return total if total > 0 else 0
 
 
 def event_date(event: etree._Element) -> tuple[str | None, list[str], bool]:

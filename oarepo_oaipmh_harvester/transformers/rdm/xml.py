@@ -48,6 +48,12 @@ def text_of(element: etree._Element | None, as_html: bool = False) -> str:
     return "".join(parts).strip()
 
 
+def line_of(element: etree._Element | None) -> str:
+    """The element's text on one line: a name or title that an exporter wrapped and
+    indented over several lines is one value, its line breaks only layout."""
+    return " ".join(text_of(element).split())
+
+
 def first_text(parent: etree._Element | None, *path: str) -> str:
     found = children(parent, *path)
     return text_of(found[0]) if found else ""
