@@ -120,6 +120,37 @@ class OAIUnindexedRecord(db.Model):
     )
 
 
+class OAIReleasedRecord(db.Model):
+    """A local record whose harvester was deleted, kept for the harvester that comes next.
+
+    Deleting a harvester leaves its local records in the target; without what it knew of
+    them, a new harvester of the same provider would write every one of them again. A new
+    harvester of the same provider, metadata prefix and target takes these rows over as
+    its own tracking rows (services/released.py).
+    """
+
+    __tablename__ = "oai_harvester_released_record"
+
+    released_from = db.Column(db.String(64), primary_key=True)
+    oai_identifier = db.Column(db.String(1024), primary_key=True)
+    base_url = db.Column(db.String(2048), nullable=False)
+    metadata_prefix = db.Column(db.String(255), nullable=False)
+    setspecs = db.Column(JSONType, nullable=False, default=list)
+    target = db.Column(db.String(255), nullable=False)
+    local_pid = db.Column(db.String(255), nullable=False)
+    datestamp = db.Column(db.String(64), nullable=True)
+    warnings = db.Column(JSONType, nullable=True)
+    original_xml = db.Column(db.Text, nullable=True)
+    transformed = db.Column(JSONType, nullable=True)
+    harvested_at = db.Column(db.UTCDateTime, nullable=False)
+    adopted = db.Column(db.Boolean, nullable=False, default=False)
+    released_at = db.Column(db.UTCDateTime, nullable=False)
+
+    __table_args__ = (
+        db.Index("ix_oai_harvester_released_record_source", "target", "metadata_prefix"),
+    )
+
+
 # Who holds a harvested DOI is asked for each new record, and DOIs compare without regard to
 # case (harvest/targets/drafts.py). invenio-pidstore indexes (pid_type, pid_value) only, so
 # that look-up read every DOI of the site: a first harvest of N records read N**2 rows.

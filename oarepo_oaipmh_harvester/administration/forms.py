@@ -329,6 +329,15 @@ FORM_FIELDS = {
         "text": _("Forget the provider's login and headers"),
     },
     "comment": {"order": 10, "text": _("Comment"), "rows": 3},
+    "take_over_records": {
+        "order": 10.5,
+        "text": _("Take over the records a deleted harvester of this provider left"),
+        "description": _(
+            "A new harvester of the same provider, metadata prefix and target takes over the "
+            "local records a deleted one left when it harvests the same sets; with other sets, "
+            "tick this to take them over anyway (else the form says which harvester left them)."
+        ),
+    },
 }
 
 MAX_USER_OPTIONS = 500

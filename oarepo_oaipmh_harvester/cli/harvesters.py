@@ -146,19 +146,35 @@ _no_check_option = switch(
 @harvester.command("create")
 @click.option("--id", "harvester_id", required=True, help="Short slug, e.g. 'zenodo'.")
 @_harvester_options(required=True)
+@switch(
+    "--take-over-records",
+    help="Take over the local records that a deleted harvester of the same provider, prefix "
+    "and target left, though it harvested other sets (with the same sets that happens "
+    "anyway).",
+)
 @_no_check_option
 @with_appcontext
-def create_harvester(harvester_id: str, no_check: bool, **values: Any) -> None:
+def create_harvester(
+    harvester_id: str, take_over_records: bool, no_check: bool, **values: Any
+) -> None:
     """Register a new harvester."""
+    data = {"id": harvester_id, **_collect(values)}
+    if take_over_records:
+        data["take_over_records"] = True
     try:
         created = current_harvester_service.create(
-            system_identity,
-            {"id": harvester_id, **_collect(values)},
-            check=False if no_check else None,
+            system_identity, data, check=False if no_check else None
         )
     except HarvesterServiceError as error:
         fail(refusal(error, "Invalid harvester"))
     click.echo(f"Created harvester {created.id}.")
+    taken_over = created.data.get("taken_over")
+    if taken_over:
+        click.echo(
+            f"It took over {taken_over['records']} local records that deleted harvester "
+            f"{', '.join(taken_over['from'])} left: a harvest updates them, it does not write "
+            f"them again."
+        )
 
 
 @harvester.command("update")
@@ -188,14 +204,34 @@ def update_harvester(
 
 @harvester.command("delete")
 @click.argument("harvester_id")
+@switch("--yes", help="Do not ask for confirmation (scripts).")
 @with_appcontext
-def delete_harvester(harvester_id: str) -> None:
-    """Remove a harvester, its tracking rows and its jobs (local records stay)."""
+def delete_harvester(harvester_id: str, yes: bool) -> None:
+    """Remove a harvester, its tracking rows and its jobs.
+
+    Its local records stay in the target; a new harvester of the same provider, metadata
+    prefix and target takes them over. To remove them too, run `invenio oai harvester purge
+    ID` first.
+    """
+    try:
+        held = current_harvester_service.records_held(system_identity, harvester_id)
+    except HarvesterServiceError as error:
+        fail(str(error))
+    if held and not yes:
+        question = (
+            f"Harvester {harvester_id} holds {held} local records. They stay in its target "
+            f"(`invenio oai harvester purge {harvester_id}` first removes them), and a new "
+            f"harvester of the same provider, prefix and target takes them over. Delete it?"
+        )
+        if not sys.stdin.isatty():
+            fail(f"{question} Not deleted: give --yes to delete without this question.")
+        click.confirm(question, abort=True)
     try:
         current_harvester_service.delete(system_identity, harvester_id)
     except HarvesterServiceError as error:
         fail(str(error))
-    click.echo(f"Deleted harvester {harvester_id}.")
+    kept = f"; its {held} local records stay" if held else ""
+    click.echo(f"Deleted harvester {harvester_id}{kept}.")
 
 
 @harvester.command("load")

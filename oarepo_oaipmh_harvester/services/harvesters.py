@@ -7,7 +7,7 @@ Runs live in `runs.py`, the harvester's invenio-jobs jobs in `jobs.py`, the acce
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -38,6 +38,14 @@ from .jobs import (
     runs_query,
 )
 from .preflight import PreflightError, check_provider
+from .released import (
+    live_records_of,
+    other_sets_refusal,
+    release,
+    released_for,
+    sees_the_same_records,
+    take_over,
+)
 from .results import HarvesterItem, SQLList, SQLPage
 from .runs import dump_run
 from .schemas import apply_defaults
@@ -101,6 +109,8 @@ class HarvesterView:
     job: dict[str, Any] | None = None
     jobs: list[dict[str, Any]] = field(default_factory=list)
     last_run: dict[str, Any] | None = None
+    taken_over: dict[str, Any] | None = None
+    """At creation: the records of deleted harvesters it took over (services/released.py)."""
 
 
 class HarvesterService(HarvesterAccessMixin, SQLService):
@@ -122,7 +132,7 @@ class HarvesterService(HarvesterAccessMixin, SQLService):
         stored = {
             name: getattr(harvester, name)
             for name in HarvesterView.__dataclass_fields__
-            if name not in ("job", "jobs", "last_run")
+            if name not in ("job", "jobs", "last_run", "taken_over")
         }
         return HarvesterView(
             **stored,
@@ -131,10 +141,13 @@ class HarvesterService(HarvesterAccessMixin, SQLService):
             last_run=dump_run(last_run, harvester.id) if last_run else None,
         )
 
-    def _item(self, identity: Any, harvester: OAIHarvester) -> HarvesterItem:
-        return self.result_item(
-            self, identity, self._view(harvester), links_tpl=self.links_item_tpl
-        )
+    def _item(
+        self, identity: Any, harvester: OAIHarvester, *, taken_over: dict | None = None
+    ) -> HarvesterItem:
+        view = self._view(harvester)
+        if taken_over is not None:
+            view = replace(view, taken_over=taken_over)
+        return self.result_item(self, identity, view, links_tpl=self.links_item_tpl)
 
     # -- validation ------------------------------------------------------------------------
     def _validated(
@@ -265,19 +278,35 @@ class HarvesterService(HarvesterAccessMixin, SQLService):
     ) -> HarvesterItem:
         """Validate, ask the provider (unless `check` is False) and store a new harvester.
 
-        Its invenio-jobs job type is registered after the commit.
+        The local records that deleted harvesters of the same provider, prefix and target
+        left become its own (services/released.py): with the same sets always, with other
+        sets when ``take_over_records`` says so. Its invenio-jobs job type is registered
+        after the commit.
         """
         self.require_permission(identity, "create")
         loaded = self._validated(identity, data, check=check)
+        take_over_records = loaded.pop("take_over_records", False)
         if db.session.get(OAIHarvester, loaded["id"]) is not None:
             raise HarvesterAlreadyExists(loaded["id"])
+        left = released_for(loaded["base_url"], loaded["metadata_prefix"], loaded["target"])
+        if not take_over_records and any(
+            not sees_the_same_records(source, loaded["setspecs"]) for source in left
+        ):
+            raise HarvesterValidationError(
+                {"take_over_records": [other_sets_refusal(left, loaded["setspecs"])]}
+            )
         harvester = OAIHarvester(**loaded)
         uow.register(ModelCommitOp(harvester))
         # The job exists from the start, so that an admin schedules this one in
         # Administration -> Jobs rather than creating a second one.
         uow.register(ModelCommitOp(new_job(harvester)))
         uow.register(RegisterJobTypeOp(self._jobs_registry, harvester))
-        return self._item(identity, harvester)
+        taken_over = None
+        if left:
+            db.session.flush()  # the tracking rows refer to the harvester's row
+            count = take_over(harvester.id, left)
+            taken_over = {"records": count, "from": [source.released_from for source in left]}
+        return self._item(identity, harvester, taken_over=taken_over)
 
     @unit_of_work()
     def update(
@@ -319,7 +348,9 @@ class HarvesterService(HarvesterAccessMixin, SQLService):
     def delete(self, identity: Any, harvester_id: str, *, uow: UnitOfWork | None = None) -> bool:
         """Delete the harvester, its tracking rows and its invenio-jobs jobs and runs.
 
-        Local records it created stay: removing a source is not a reason to lose data.
+        Local records it created stay: removing a source is not a reason to lose data. What
+        it knew of them is kept for a new harvester of the same source, which takes them over
+        (services/released.py) instead of writing them again.
         Refused (HarvesterInUse) while a run holds the harvester's lock: the run would crash
         and its records would stay without tracking rows. A run row left RUNNING by a killed
         worker does not hold the lock and does not stand in the way.
@@ -344,6 +375,7 @@ class HarvesterService(HarvesterAccessMixin, SQLService):
     def _delete_unlocked(self, harvester: OAIHarvester, *, uow: UnitOfWork = None) -> bool:
         harvester_id = harvester.id
         delete_jobs_of(harvester_id)
+        release(harvester)
         # Explicit, not only ON DELETE CASCADE: SQLite does not enforce foreign keys by default.
         db.session.execute(
             db.delete(OAIHarvestedRecord).where(OAIHarvestedRecord.harvester_id == harvester_id)
@@ -351,6 +383,11 @@ class HarvesterService(HarvesterAccessMixin, SQLService):
         uow.register(ModelDeleteOp(harvester))
         uow.register(UnregisterJobTypeOp(self._jobs_registry, harvester_id))
         return True
+
+    def records_held(self, identity: Any, harvester_id: str) -> int:
+        """How many local records the harvester holds: what deleting it leaves in the target."""
+        self.get_harvester(identity, harvester_id, "delete")
+        return live_records_of(harvester_id)
 
     def tracked_records(
         self, identity: Any, harvester_id: str, *, errors_only: bool = False

@@ -184,6 +184,12 @@ class HarvesterSchema(Schema):
     headers = RequestHeaders(load_only=True, allow_none=True)
     clear_credentials = fields.Boolean(load_only=True)
     credentials = fields.Method("_credentials", dump_only=True)
+    # At creation: take over the records a deleted harvester of the same provider, prefix
+    # and target left, though its sets were others (services/released.py).
+    take_over_records = fields.Boolean(
+        load_only=True, load_default=False, metadata={"create_only": True}
+    )
+    taken_over = fields.Raw(dump_only=True)
 
     # Shown, never written by a client.
     watermark = TZDateTime(timezone=UTC, format="iso", dump_only=True)

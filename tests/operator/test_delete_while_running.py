@@ -77,7 +77,7 @@ def test_delete_is_409_naming_the_run_while_it_holds_the_lock_and_works_once_it_
     assert as_admin.get(f"{API}/a").status_code == 200
 
     # The command line goes through the same service.
-    result = app.test_cli_runner().invoke(oai, ["harvester", "delete", "a"])
+    result = app.test_cli_runner().invoke(oai, ["harvester", "delete", "a", "--yes"])
     assert result.exit_code != 0 and isinstance(result.exception, SystemExit)
     assert f"cannot be deleted while run {run_id}" in result.output
     assert what_a_has() == before
