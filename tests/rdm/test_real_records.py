@@ -34,7 +34,7 @@ from oarepo_oaipmh_harvester.transformers.rdm.lido import LIDORDMTransformer
 
 from .conftest import RDM_TARGET
 from .helpers import tracking
-from .test_lido_to_rdm import EXTRA_VOCABULARIES
+from .test_lido_to_rdm import museum_vocabularies, rdm_lido  # noqa: F401 (fixtures)
 
 DATA = Path(__file__).parent / "data" / "real"
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
@@ -61,16 +61,9 @@ def app_config(app_config):
     return app_config
 
 
-@pytest.fixture(scope="module")
-def real_vocabularies(rdm_vocabularies):
-    from oaiharvest_test_support.rdm import load_vocabularies
-
-    load_vocabularies(EXTRA_VOCABULARIES)
-
-
-@pytest.fixture()
-def rdm_real(rdm, real_vocabularies):
-    return rdm
+# The museum vocabularies (physical object, the relation types of images, ...) and the
+# RDM service with them, as the LIDO tests have them.
+rdm_real = rdm_lido
 
 
 # -- the recorded records ---------------------------------------------------------------------
