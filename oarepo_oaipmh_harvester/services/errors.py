@@ -6,7 +6,8 @@ not found 404, duplicate id, run in progress and deleting a running harvester 40
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from marshmallow import ValidationError
 
@@ -42,6 +43,35 @@ class HarvesterValidationError(HarvesterServiceError, ValidationError):
             for field, msgs in self.errors.items()
         )
         return f"{what}: {details}"
+
+
+def kind_of_value(value: Any) -> str:
+    """What a JSON value is, in words: "a list", "a string", "null"..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def required_mapping(data: Any, what: str) -> Mapping[str, Any]:
+    """`data` when it is a mapping of fields, else HarvesterValidationError saying what to send.
+
+    A REST body is whatever JSON the client sent: a list or a string reaching the schemas
+    would fail far from the cause (a 500), and an empty list or a zero taken as "nothing"
+    would start a run nobody asked for. `what` completes "Send ...": what goes in the object.
+    """
+    if isinstance(data, Mapping):
+        return data
+    raise HarvesterValidationError(
+        {"_schema": [f"Send {what} as a JSON object, not {kind_of_value(data)}."]}
+    )
 
 
 class HarvesterAlreadyExists(HarvesterServiceError):
