@@ -36,13 +36,17 @@ class HarvesterValidationError(HarvesterServiceError, ValidationError):
     def describe(
         self, what: str = "Invalid harvester", field_name: Callable[[str], str] = str
     ) -> str:
-        """`what: field: messages; ...`, the fields named by `field_name` (the command line
-        names them as its options)."""
-        details = "; ".join(
-            f"{field_name(field)}: {' '.join(map(str, msgs))}"
-            for field, msgs in self.errors.items()
-        )
-        return f"{what}: {details}"
+        """`what: field: message`, or `what:` and one `field: message` a line when there are
+        several, as the REST API lists them; the fields named by `field_name` (the command
+        line names them as its options). A refusal of the whole input names no field."""
+        problems = [
+            message if field == "_schema" else f"{field_name(field)}: {message}"
+            for field, messages in self.errors.items()
+            for message in (messages if isinstance(messages, list | tuple) else [messages])
+        ]
+        if len(problems) == 1:
+            return f"{what}: {problems[0]}"
+        return "\n".join([f"{what}:", *(f"  {problem}" for problem in problems)])
 
 
 def kind_of_value(value: Any) -> str:
