@@ -84,6 +84,37 @@ class PlainList(fields.String):
         return loaded
 
 
+SINCE_FORMS = "2024-05-01, 2024-05-01T00:00:00Z or 2024-05-01T02:00:00+02:00"
+"""What `since` looks like, for help texts and refusals."""
+
+
+def parse_since(value: Any) -> datetime:
+    """The moment a run's `since` names, in UTC: ISO 8601 as a date (its midnight, UTC), or a
+    date and time with ``Z``, with an offset (converted) or without a zone (taken as UTC).
+
+    The one parser of `since` for every surface: the command line hands its text here too.
+    """
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ValidationError(
+                f"Give an ISO 8601 date or date and time, e.g. {SINCE_FORMS}."
+            ) from None
+    else:
+        raise ValidationError(f"Give an ISO 8601 date or date and time, e.g. {SINCE_FORMS}.")
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+class Since(TZDateTime):
+    """`since` (:func:`parse_since`); shown as the date and time field it is to forms."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> datetime:
+        return parse_since(value)
+
+
 def max_run_identifiers() -> int:
     """How many identifiers one run may ask for (each is a GetRecord request)."""
     return current_app.config["OAI_HARVESTER_MAX_RUN_IDENTIFIERS"]
@@ -105,14 +136,15 @@ class RunArgumentsSchema(Schema):
             return data
         return {key: value for key, value in data.items() if value not in ("", None, [])}
 
-    since = TZDateTime(
+    since = Since(
         timezone=UTC,
         format="iso",
         allow_none=True,
         metadata={
             "description": _(
-                "Harvest changes from this time on (ISO 8601, UTC, e.g. 2024-05-01T00:00:00Z). "
-                "Empty: continue from the harvester's watermark."
+                "Harvest changes from this time on: ISO 8601, a date or a date and time with Z "
+                "or an offset (e.g. 2024-05-01T00:00:00Z; without a zone it is UTC). Empty: "
+                "continue from the harvester's watermark."
             )
         },
     )

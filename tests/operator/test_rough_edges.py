@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from invenio_db import db
+from invenio_jobs.models import Job
 
 from oarepo_oaipmh_harvester.cli import oai
 from oarepo_oaipmh_harvester.models import OAIHarvester
@@ -70,3 +71,47 @@ def test_one_bad_field_stays_on_one_line(cli, harvesters):
         "Error: Invalid harvester: --batch-size: Must be greater than or equal to 1 and less "
         "than or equal to 10000."
     ]
+
+
+# -- since: one ISO 8601 on every surface ----------------------------------------------------
+SINCE_FORMS = [
+    ("2024-01-01T00:45:00Z", "2024-01-01T00:45:00Z"),
+    ("2024-01-01T02:45:00+02:00", "2024-01-01T00:45:00Z"),
+    ("2024-01-01", "2024-01-01T00:00:00Z"),
+    ("2024-01-01T00:45:00", "2024-01-01T00:45:00Z"),
+]
+
+
+def asked_from(provider) -> str:
+    """The `from` of the last list the provider was asked for (its first request)."""
+    firsts = [r for r in provider.requests_for("ListRecords") if "resumptionToken" not in r]
+    return firsts[-1]["from"]
+
+
+@pytest.mark.parametrize("since, sent", SINCE_FORMS)
+def test_since_is_the_same_iso_8601_on_every_surface(
+    cli, as_admin, harvesters, provider, since, sent
+):
+    result = cli("harvest", "a", "--since", since)
+    assert result.exit_code == 0, result.output
+    assert asked_from(provider) == sent
+
+    res = as_admin.post(f"{API}/harvesters/a/run", json={"since": since})
+    assert res.status_code == 202, res.json
+    assert asked_from(provider) == sent
+
+    # invenio-jobs' own run form (Administration -> Jobs) loads the job type's arguments.
+    job = db.session.query(Job).filter_by(task="harvest_oaipmh_records_a").one()
+    res = as_admin.post(
+        f"/api/jobs/{job.id}/runs",
+        json={"title": "Since", "args": {"job_arg_schema": "OAIHarvestArgsSchema", "since": since}},
+    )
+    assert res.status_code in (200, 201), res.json
+    assert asked_from(provider) == sent
+
+
+def test_a_since_that_is_not_iso_8601_is_refused_alike(cli, as_admin, harvesters):
+    (line,) = refused(cli("harvest", "a", "--since", "yesterday"))
+    assert line.startswith("Error: Refused: --since: Give an ISO 8601 date")
+    res = as_admin.post(f"{API}/harvesters/a/run", json={"since": "yesterday"})
+    assert res.json["errors"] == [{"field": "since", "messages": [line.split("--since: ")[1]]}]
