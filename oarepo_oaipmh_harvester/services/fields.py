@@ -63,7 +63,15 @@ class AuthSchema(Schema):
     """HTTP Basic credentials."""
 
     username = Secret(required=True, metadata={"title": "User name"})
-    password = Secret(load_default="", metadata={"title": "Password"})
+    # Required: a user name alone used to store an empty password without a word. A provider
+    # that wants a user name (an API key, say) and no password gets "" said explicitly.
+    password = Secret(
+        required=True,
+        metadata={"title": "Password"},
+        error_messages={
+            "required": 'Give the password too ("" for a provider that wants a user name alone).'
+        },
+    )
 
     @validates("username")
     def _given(self, value: Any, **kwargs: Any) -> None:

@@ -236,6 +236,12 @@ class HarvesterSchema(Schema):
         # An edit form shows the credentials empty: left so, they stay as they are.
         username = cleaned.pop("auth_username", None)
         password = cleaned.pop("auth_password", None)
+        if username and not password and "auth" not in cleaned:
+            # The form cannot tell an empty password from one left out: a provider that
+            # wants no password is set up through REST ("password": "") or the command line.
+            raise ValidationError(
+                "Give the provider's password with its user name.", field_name="auth_password"
+            )
         if (username or password) and "auth" not in cleaned:
             cleaned["auth"] = {"username": username or "", "password": password or ""}
         auth = cleaned.get("auth")

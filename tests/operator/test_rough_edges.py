@@ -4,6 +4,7 @@ the command line through click's runner, REST through the test client."""
 from __future__ import annotations
 
 import pytest
+from factories import harvester_data
 from invenio_db import db
 from invenio_jobs.models import Job
 
@@ -115,3 +116,61 @@ def test_a_since_that_is_not_iso_8601_is_refused_alike(cli, as_admin, harvesters
     assert line.startswith("Error: Refused: --since: Give an ISO 8601 date")
     res = as_admin.post(f"{API}/harvesters/a/run", json={"since": "yesterday"})
     assert res.json["errors"] == [{"field": "since", "messages": [line.split("--since: ")[1]]}]
+
+
+# -- a user name without a password ----------------------------------------------------------
+def create_args(provider, harvester_id: str = "guarded") -> list[str]:
+    return [
+        "harvester", "create", "--id", harvester_id, "--name", "Guarded",
+        "--base-url", provider.base_url, "--metadata-prefix", "oai_dc",
+        "--target", "oai-sample-records",
+    ]  # fmt: skip
+
+
+def stored_auth(harvester_id: str) -> dict | None:
+    from oarepo_oaipmh_harvester.credentials import unseal
+
+    harvester = db.session.get(OAIHarvester, harvester_id)
+    return unseal(harvester.credentials).get("auth") if harvester else None
+
+
+def test_a_user_name_without_a_password_file_is_refused_on_the_command_line(
+    cli, harvesters, provider, tmp_path
+):
+    (line,) = refused(cli(*create_args(provider), "--auth-user", "harvester"))
+    assert line.startswith("Error: --auth-user needs --auth-password-file FILE")
+    assert "empty file" in line
+    assert db.session.get(OAIHarvester, "guarded") is None
+    (line,) = refused(cli("harvester", "update", "a", "--auth-user", "harvester"))
+    assert line.startswith("Error: --auth-user needs --auth-password-file")
+    assert db.session.get(OAIHarvester, "a").credentials is None
+
+    # Said explicitly, with an empty file: a provider that wants a user name alone.
+    empty = tmp_path / "empty"
+    empty.write_text("")
+    result = cli(*create_args(provider), "--auth-user", "key-1", "--auth-password-file", str(empty))
+    assert result.exit_code == 0, result.output
+    assert stored_auth("guarded") == {"username": "key-1", "password": ""}
+
+
+def test_a_user_name_without_a_password_is_refused_over_rest_and_in_the_form(
+    as_admin, harvesters, provider
+):
+    body = harvester_data("guarded", provider.base_url, auth={"username": "harvester"})
+    res = as_admin.post(f"{API}/harvesters", json=body)
+    assert res.status_code == 400
+    assert res.json["errors"] == [
+        {
+            "field": "auth.password",
+            "messages": ['Give the password too ("" for a provider that wants a user name alone).'],
+        }
+    ]
+    form = {"auth_username": "harvester", "auth_password": ""}
+    res = as_admin.put(f"{API}/harvesters/a", json=form)
+    assert res.status_code == 400
+    assert [e["field"] for e in res.json["errors"]] == ["auth_password"]
+    assert db.session.get(OAIHarvester, "a").credentials is None
+
+    body["auth"]["password"] = ""
+    assert as_admin.post(f"{API}/harvesters", json=body).status_code == 201
+    assert stored_auth("guarded") == {"username": "harvester", "password": ""}
