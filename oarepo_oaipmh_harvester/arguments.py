@@ -20,7 +20,7 @@ from marshmallow_utils.fields import TZDateTime
 
 from .harvest.request import OPTION_KINDS, RunKind, RunRequest
 from .harvest.window import SinceSource, since_source_of
-from .text import StorableText
+from .text import StorableText, field_reference
 
 WHITESPACE = r"\s+"
 WHITESPACE_OR_COMMAS = r"[\s,]+"
@@ -208,9 +208,9 @@ class RunArgumentsSchema(Schema):
         if kinds == [RunKind.IDENTIFIERS, RunKind.REWRITE]:
             kinds = [RunKind.REWRITE]  # a rewrite of some identifiers
         if len(kinds) > 1:
-            names = " and ".join(kind.value for kind in kinds)
+            names = " and ".join(field_reference(kind.value) for kind in kinds)
             raise ValidationError(
-                f"Choose one kind of run, not {names}.", field_name=kinds[-1].value
+                f"One kind of run at a time: not {names} together.", field_name=kinds[-1].value
             )
         kind = kinds[0] if kinds else RunKind.HARVEST
         for option, allowed in OPTION_KINDS.items():
@@ -218,9 +218,13 @@ class RunArgumentsSchema(Schema):
                 continue
             if option == "force":
                 raise ValidationError(
-                    f"force goes with a harvest, not with {kind.value}.", field_name=option
+                    f"Only for a run that asks the provider, not with "
+                    f"{field_reference(kind.value)}.",
+                    field_name=option,
                 )
-            raise ValidationError(f"{option} goes with {allowed[0].value}.", field_name=option)
+            raise ValidationError(
+                f"Only with {field_reference(allowed[0].value)}.", field_name=option
+            )
 
 
 RUN_ARGUMENT_NAMES = tuple(RunArgumentsSchema().fields)

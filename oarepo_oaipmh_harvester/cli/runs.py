@@ -111,7 +111,7 @@ def harvest(
         _preview(harvester_id, {**arguments, "limit": limit}, as_json)
         return
     if limit is not None or as_json:
-        fail("--limit and --json go with --dry-run.")
+        fail("--limit and --json work only with --dry-run (a preview).")
     _harvest_here(harvester_id, arguments)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from marshmallow import ValidationError
 
-from ..text import echoed
+from ..text import echoed, with_field_names
 
 
 class HarvesterServiceError(Exception):
@@ -27,8 +27,14 @@ class HarvesterValidationError(HarvesterServiceError, ValidationError):
     """
 
     def __init__(self, errors: dict[str, list[str]]) -> None:
-        self.errors = errors
-        ValidationError.__init__(self, errors)
+        self.referring_errors = errors
+        """As given: other fields named in messages by `text.field_reference`."""
+        self.errors = {
+            field: [with_field_names(str(message)) for message in _listed(messages)]
+            for field, messages in errors.items()
+        }
+        """As REST shows them: other fields named by their field names."""
+        ValidationError.__init__(self, self.errors)
 
     def __str__(self) -> str:
         return self.describe()
@@ -40,13 +46,19 @@ class HarvesterValidationError(HarvesterServiceError, ValidationError):
         several, as the REST API lists them; the fields named by `field_name` (the command
         line names them as its options). A refusal of the whole input names no field."""
         problems = [
-            message if field == "_schema" else f"{field_name(field)}: {message}"
-            for field, messages in self.errors.items()
-            for message in (messages if isinstance(messages, list | tuple) else [messages])
+            with_field_names(str(message), field_name)
+            if field == "_schema"
+            else f"{field_name(field)}: {with_field_names(str(message), field_name)}"
+            for field, messages in self.referring_errors.items()
+            for message in _listed(messages)
         ]
         if len(problems) == 1:
             return f"{what}: {problems[0]}"
         return "\n".join([f"{what}:", *(f"  {problem}" for problem in problems)])
+
+
+def _listed(messages: Any) -> list[Any]:
+    return list(messages) if isinstance(messages, list | tuple) else [messages]
 
 
 def kind_of_value(value: Any) -> str:

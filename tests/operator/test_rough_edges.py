@@ -174,3 +174,62 @@ def test_a_user_name_without_a_password_is_refused_over_rest_and_in_the_form(
     body["auth"]["password"] = ""
     assert as_admin.post(f"{API}/harvesters", json=body).status_code == 201
     assert stored_auth("guarded") == {"username": "harvester", "password": ""}
+
+
+# -- messages in the operator's terms --------------------------------------------------------
+@pytest.mark.parametrize(
+    "arguments, cli_line, body, rest_error",
+    [
+        (
+            ["--errors-only"],
+            "--errors-only: Only with --rewrite.",
+            {"errors_only": True},
+            {"field": "errors_only", "messages": ["Only with rewrite."]},
+        ),
+        (
+            ["--rewrite", "--force"],
+            "--force: Only for a run that asks the provider, not with --rewrite.",
+            {"rewrite": True, "force": True},
+            {
+                "field": "force",
+                "messages": ["Only for a run that asks the provider, not with rewrite."],
+            },
+        ),
+        (
+            ["--reindex", "--rewrite"],
+            "--rewrite: One kind of run at a time: not --reindex and --rewrite together.",
+            {"reindex": True, "rewrite": True},
+            {
+                "field": "rewrite",
+                "messages": ["One kind of run at a time: not reindex and rewrite together."],
+            },
+        ),
+    ],
+)
+def test_run_arguments_are_refused_in_the_terms_of_each_surface(
+    cli, as_admin, harvesters, arguments, cli_line, body, rest_error
+):
+    assert refused(cli("harvest", "a", *arguments)) == [f"Error: Refused: {cli_line}"]
+    res = as_admin.post(f"{API}/harvesters/a/run", json=body)
+    assert res.status_code == 400 and res.json["errors"] == [rest_error]
+
+
+def test_harvester_fields_are_refused_in_the_terms_of_each_surface(cli, as_admin, harvesters):
+    (line,) = refused(cli("harvester", "update", "a", "--set-community", "phys"))
+    assert line == (
+        "Error: Invalid harvester: --set-community: 'phys' (line 1) is not written as "
+        "'physics = physics-community' is."
+    )
+    (line,) = refused(cli("harvester", "update", "a", "--header", "Authorization: Basic eA=="))
+    assert line == (
+        "Error: Invalid harvester: --header (Authorization): Set by the harvester itself (for "
+        "a login, give the provider's user name and password as "
+        "--auth-user/--auth-password-file)."
+    )
+    res = as_admin.put(f"{API}/harvesters/a", json={"headers": {"Authorization": "Basic eA=="}})
+    assert res.json["errors"][0]["messages"] == [
+        "Set by the harvester itself (for a login, give the provider's user name and password "
+        "as auth)."
+    ]
+    (line,) = refused(cli("harvest", "a", "--limit", "3"))
+    assert line == "Error: --limit and --json work only with --dry-run (a preview)."
