@@ -20,7 +20,7 @@ from marshmallow_utils.fields import TZDateTime
 
 from .harvest.request import OPTION_KINDS, RunKind, RunRequest
 from .harvest.window import SinceSource, since_source_of
-from .text import StorableText
+from .text import StorableText, field_reference
 
 WHITESPACE = r"\s+"
 WHITESPACE_OR_COMMAS = r"[\s,]+"
@@ -84,6 +84,37 @@ class PlainList(fields.String):
         return loaded
 
 
+SINCE_FORMS = "2024-05-01, 2024-05-01T00:00:00Z or 2024-05-01T02:00:00+02:00"
+"""What `since` looks like, for help texts and refusals."""
+
+
+def parse_since(value: Any) -> datetime:
+    """The moment a run's `since` names, in UTC: ISO 8601 as a date (its midnight, UTC), or a
+    date and time with ``Z``, with an offset (converted) or without a zone (taken as UTC).
+
+    The one parser of `since` for every surface: the command line hands its text here too.
+    """
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ValidationError(
+                f"Give an ISO 8601 date or date and time, e.g. {SINCE_FORMS}."
+            ) from None
+    else:
+        raise ValidationError(f"Give an ISO 8601 date or date and time, e.g. {SINCE_FORMS}.")
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+class Since(TZDateTime):
+    """`since` (:func:`parse_since`); shown as the date and time field it is to forms."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> datetime:
+        return parse_since(value)
+
+
 def max_run_identifiers() -> int:
     """How many identifiers one run may ask for (each is a GetRecord request)."""
     return current_app.config["OAI_HARVESTER_MAX_RUN_IDENTIFIERS"]
@@ -105,14 +136,15 @@ class RunArgumentsSchema(Schema):
             return data
         return {key: value for key, value in data.items() if value not in ("", None, [])}
 
-    since = TZDateTime(
+    since = Since(
         timezone=UTC,
         format="iso",
         allow_none=True,
         metadata={
             "description": _(
-                "Harvest changes from this time on (ISO 8601, UTC, e.g. 2024-05-01T00:00:00Z). "
-                "Empty: continue from the harvester's watermark."
+                "Harvest changes from this time on: ISO 8601, a date or a date and time with Z "
+                "or an offset (e.g. 2024-05-01T00:00:00Z; without a zone it is UTC). Empty: "
+                "continue from the harvester's watermark."
             )
         },
     )
@@ -176,9 +208,9 @@ class RunArgumentsSchema(Schema):
         if kinds == [RunKind.IDENTIFIERS, RunKind.REWRITE]:
             kinds = [RunKind.REWRITE]  # a rewrite of some identifiers
         if len(kinds) > 1:
-            names = " and ".join(kind.value for kind in kinds)
+            names = " and ".join(field_reference(kind.value) for kind in kinds)
             raise ValidationError(
-                f"Choose one kind of run, not {names}.", field_name=kinds[-1].value
+                f"One kind of run at a time: not {names} together.", field_name=kinds[-1].value
             )
         kind = kinds[0] if kinds else RunKind.HARVEST
         for option, allowed in OPTION_KINDS.items():
@@ -186,9 +218,13 @@ class RunArgumentsSchema(Schema):
                 continue
             if option == "force":
                 raise ValidationError(
-                    f"force goes with a harvest, not with {kind.value}.", field_name=option
+                    f"Only for a run that asks the provider, not with "
+                    f"{field_reference(kind.value)}.",
+                    field_name=option,
                 )
-            raise ValidationError(f"{option} goes with {allowed[0].value}.", field_name=option)
+            raise ValidationError(
+                f"Only with {field_reference(allowed[0].value)}.", field_name=option
+            )
 
 
 RUN_ARGUMENT_NAMES = tuple(RunArgumentsSchema().fields)

@@ -8,11 +8,28 @@ large as a request body. Both rules live here so that every service applies them
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Any
 
 from marshmallow import ValidationError, validate
 
 from .protocol.errors import limited
+
+FIELD_REFERENCE = re.compile(r"`([a-z][a-z0-9_]*)`")
+
+
+def field_reference(name: str) -> str:
+    """How a message names another field of the input, so that each surface can write it in
+    its operator's terms: REST its field name, the command line its option (``errors_only``
+    is ``--errors-only``)."""
+    return f"`{name}`"
+
+
+def with_field_names(message: str, name_of: Callable[[str], str] = str) -> str:
+    """`message` with the fields it names (:func:`field_reference`) written by `name_of`."""
+    return FIELD_REFERENCE.sub(lambda match: name_of(match.group(1)), message)
+
 
 ECHO_LIMIT = 200
 """Characters of an operator's value that an error message repeats."""

@@ -17,6 +17,7 @@ def fail(message: str) -> NoReturn:
 
 OPTION_OF_FIELD = {
     "setspecs": "--set",
+    "identifiers": "--identifier",
     "harvest_managers": "--manager",
     "set_communities": "--set-community",
     "active": "--active/--paused",

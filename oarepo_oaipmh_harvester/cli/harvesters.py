@@ -129,10 +129,15 @@ def _collect(values: dict[str, Any]) -> dict[str, Any]:
     if "headers" in data:
         data["headers"] = "\n".join(data["headers"])
     if password_file is not None and user is None:
-        fail("--auth-password-file goes with --auth-user.")
+        fail("--auth-password-file needs --auth-user (the provider's user name).")
+    if user is not None and password_file is None:
+        fail(
+            "--auth-user needs --auth-password-file FILE, whose first line is the provider's "
+            "password ('-' reads standard input); for a provider that wants no password, give "
+            "an empty file (--auth-password-file /dev/null)."
+        )
     if user is not None:
-        password = password_file.readline().rstrip("\r\n") if password_file else ""
-        data["auth"] = {"username": user, "password": password}
+        data["auth"] = {"username": user, "password": password_file.readline().rstrip("\r\n")}
     return data
 
 

@@ -13,6 +13,7 @@ import click
 from flask.cli import with_appcontext
 from invenio_access.permissions import system_identity
 
+from ..arguments import SINCE_FORMS
 from ..harvest.results import HarvestProgress, RunOutcome
 from ..proxies import current_harvest_runs_service, current_harvester_service
 from ..services.errors import HarvesterServiceError
@@ -58,8 +59,9 @@ class _ProgressPrinter:
 @click.argument("harvester_id")
 @click.option(
     "--since",
-    type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%SZ"]),
-    help="Harvest changes from this UTC time on (default: the stored watermark).",
+    metavar="ISO8601",
+    help=f"Harvest changes from this time on: a date, or a date and time with Z or an offset "
+    f"(e.g. {SINCE_FORMS}; without a zone, UTC). Default: the harvester's watermark.",
 )
 @switch("--full", help="Harvest everything.")
 @click.option(
@@ -92,7 +94,7 @@ class _ProgressPrinter:
 @with_appcontext
 def harvest(
     harvester_id: str,
-    since: datetime | None,
+    since: str | None,
     identifiers: tuple[str, ...],
     dry_run: bool,
     limit: int | None,
@@ -101,7 +103,7 @@ def harvest(
 ) -> None:
     """Run a harvest (or a repair, or a preview) in this process and print a summary."""
     arguments: dict[str, Any] = {
-        "since": since.replace(tzinfo=UTC).isoformat() if since else None,
+        "since": since,
         "identifiers": list(identifiers) or None,
         **flags,
     }
@@ -109,7 +111,7 @@ def harvest(
         _preview(harvester_id, {**arguments, "limit": limit}, as_json)
         return
     if limit is not None or as_json:
-        fail("--limit and --json go with --dry-run.")
+        fail("--limit and --json work only with --dry-run (a preview).")
     _harvest_here(harvester_id, arguments)
 
 

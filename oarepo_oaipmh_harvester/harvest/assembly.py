@@ -87,7 +87,7 @@ class PurgeNotConfirmed(ValueError):
     def __init__(self, harvester_id: str) -> None:
         super().__init__(
             f"A purge deletes every local record that harvester {harvester_id!r} created; "
-            f"confirm it by giving the harvester's id ({harvester_id}) as confirm."
+            f"type the harvester's id ({harvester_id}) to confirm it."
         )
 
 

@@ -50,7 +50,7 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
     def create(self) -> tuple[dict, int]:
         item = self.service.create(
             g.identity,
-            resource_requestctx.data or {},
+            resource_requestctx.data,
             check=resource_requestctx.args.get("check"),
         )
         return item.to_dict(), 201
@@ -69,7 +69,7 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
         item = self.service.update(
             g.identity,
             resource_requestctx.view_args["harvester_id"],
-            resource_requestctx.data or {},
+            resource_requestctx.data,
             check=resource_requestctx.args.get("check"),
         )
         return item.to_dict(), 200
@@ -87,7 +87,7 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
         item = self.runs_service.start_run(
             g.identity,
             resource_requestctx.view_args["harvester_id"],
-            resource_requestctx.data or {},
+            resource_requestctx.data,
         )
         return item.to_dict(), 202
 
@@ -99,7 +99,7 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
         report = self.runs_service.preview(
             g.identity,
             resource_requestctx.view_args["harvester_id"],
-            resource_requestctx.data or {},
+            resource_requestctx.data,
         )
         return report, 200
 
@@ -112,7 +112,7 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
         item = self.runs_service.purge(
             g.identity,
             resource_requestctx.view_args["harvester_id"],
-            resource_requestctx.data or {},
+            resource_requestctx.data,
         )
         return item.to_dict(), 202
 
@@ -167,9 +167,12 @@ class HarvestedRecordResource(ErrorHandlersMixin, Resource):
         return item.to_dict(), 200
 
     @request_view_args
+    @request_data
     @response_handler()
     def reharvest(self) -> tuple[dict, int]:
-        """Fetch the record again now (GetRecord); returns the run."""
+        """Fetch the record again now (GetRecord); returns the run. No body, or an empty one."""
         view_args = resource_requestctx.view_args
-        item = self.service.reharvest(g.identity, view_args["harvester_id"], view_args["oai_id"])
+        item = self.service.reharvest(
+            g.identity, view_args["harvester_id"], view_args["oai_id"], resource_requestctx.data
+        )
         return item.to_dict(), 202

@@ -6,11 +6,12 @@ not found 404, duplicate id, run in progress and deleting a running harvester 40
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from marshmallow import ValidationError
 
-from ..text import echoed
+from ..text import echoed, with_field_names
 
 
 class HarvesterServiceError(Exception):
@@ -26,8 +27,14 @@ class HarvesterValidationError(HarvesterServiceError, ValidationError):
     """
 
     def __init__(self, errors: dict[str, list[str]]) -> None:
-        self.errors = errors
-        ValidationError.__init__(self, errors)
+        self.referring_errors = errors
+        """As given: other fields named in messages by `text.field_reference`."""
+        self.errors = {
+            field: [with_field_names(str(message)) for message in _listed(messages)]
+            for field, messages in errors.items()
+        }
+        """As REST shows them: other fields named by their field names."""
+        ValidationError.__init__(self, self.errors)
 
     def __str__(self) -> str:
         return self.describe()
@@ -35,13 +42,52 @@ class HarvesterValidationError(HarvesterServiceError, ValidationError):
     def describe(
         self, what: str = "Invalid harvester", field_name: Callable[[str], str] = str
     ) -> str:
-        """`what: field: messages; ...`, the fields named by `field_name` (the command line
-        names them as its options)."""
-        details = "; ".join(
-            f"{field_name(field)}: {' '.join(map(str, msgs))}"
-            for field, msgs in self.errors.items()
-        )
-        return f"{what}: {details}"
+        """`what: field: message`, or `what:` and one `field: message` a line when there are
+        several, as the REST API lists them; the fields named by `field_name` (the command
+        line names them as its options). A refusal of the whole input names no field."""
+        problems = [
+            with_field_names(str(message), field_name)
+            if field == "_schema"
+            else f"{field_name(field)}: {with_field_names(str(message), field_name)}"
+            for field, messages in self.referring_errors.items()
+            for message in _listed(messages)
+        ]
+        if len(problems) == 1:
+            return f"{what}: {problems[0]}"
+        return "\n".join([f"{what}:", *(f"  {problem}" for problem in problems)])
+
+
+def _listed(messages: Any) -> list[Any]:
+    return list(messages) if isinstance(messages, list | tuple) else [messages]
+
+
+def kind_of_value(value: Any) -> str:
+    """What a JSON value is, in words: "a list", "a string", "null"..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def required_mapping(data: Any, what: str) -> Mapping[str, Any]:
+    """`data` when it is a mapping of fields, else HarvesterValidationError saying what to send.
+
+    A REST body is whatever JSON the client sent: a list or a string reaching the schemas
+    would fail far from the cause (a 500), and an empty list or a zero taken as "nothing"
+    would start a run nobody asked for. `what` completes "Send ...": what goes in the object.
+    """
+    if isinstance(data, Mapping):
+        return data
+    raise HarvesterValidationError(
+        {"_schema": [f"Send {what} as a JSON object, not {kind_of_value(data)}."]}
+    )
 
 
 class HarvesterAlreadyExists(HarvesterServiceError):

@@ -14,7 +14,7 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, pre_load, validates
 
-from ..text import StorableText, echoed
+from ..text import StorableText, echoed, field_reference
 
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
 """An HTTP header name (RFC 9110 token)."""
@@ -23,20 +23,24 @@ RESERVED_HEADERS = frozenset({"host", "content-length", "user-agent", "authoriza
 """Headers the client sets itself (Authorization: give `auth` instead)."""
 
 
-def _pairs(value: Any, what: str, separator: str = ":", lines: str = r"\n") -> dict[str, Any]:
+def _pairs(
+    value: Any, what: str, example: str, separator: str = ":", lines: str = r"\n"
+) -> dict[str, Any]:
     """A mapping from an object, or from text of ``name<separator> value`` lines (`lines`:
-    what separates them)."""
+    what separates them); `example` is one such line, shown when one is not."""
     if isinstance(value, Mapping):
         return dict(value)
     if not isinstance(value, str):
-        raise ValidationError(f"Give {what} as an object, or as 'name{separator} value' lines.")
+        raise ValidationError(f"Give {what} as an object, or as lines such as {example!r}.")
     pairs: dict[str, Any] = {}
     for number, line in enumerate(re.split(lines, value), start=1):
         if not line.strip():
             continue
         name, found, rest = line.partition(separator)
         if not found or not name.strip():
-            raise ValidationError(f"Line {number}: write 'name{separator} value'.")
+            raise ValidationError(
+                f"{echoed(line.strip(), 60)} (line {number}) is not written as {example!r} is."
+            )
         pairs[name.strip()] = rest.strip()
     return pairs
 
@@ -63,7 +67,15 @@ class AuthSchema(Schema):
     """HTTP Basic credentials."""
 
     username = Secret(required=True, metadata={"title": "User name"})
-    password = Secret(load_default="", metadata={"title": "Password"})
+    # Required: a user name alone used to store an empty password without a word. A provider
+    # that wants a user name (an API key, say) and no password gets "" said explicitly.
+    password = Secret(
+        required=True,
+        metadata={"title": "Password"},
+        error_messages={
+            "required": 'Give the password too ("" for a provider that wants a user name alone).'
+        },
+    )
 
     @validates("username")
     def _given(self, value: Any, **kwargs: Any) -> None:
@@ -83,14 +95,17 @@ class RequestHeaders(fields.String):
     def _deserialize(
         self, value: Any, attr: str | None, data: Any, **kwargs: Any
     ) -> dict[str, Any]:
-        headers = _pairs(value, "the headers")
+        headers = _pairs(value, "the headers", "X-Api-Key: 0f1e2d")
         errors: dict[str, list[str]] = {}
         loaded: dict[str, Any] = {}
         for name, header_value in headers.items():
             if not HEADER_NAME.match(name):
                 errors[echoed(name, 60)] = ["Not an HTTP header name."]
             elif name.lower() in RESERVED_HEADERS:
-                errors[name] = ["Set by the harvester itself (for credentials, give auth)."]
+                errors[name] = [
+                    "Set by the harvester itself (for a login, give the provider's user name "
+                    f"and password as {field_reference('auth')})."
+                ]
             else:
                 try:
                     loaded[name] = Secret().deserialize(header_value)
@@ -121,7 +136,13 @@ class SetCommunities(fields.String):
     def _deserialize(
         self, value: Any, attr: str | None, data: Any, **kwargs: Any
     ) -> dict[str, str]:
-        mapping = _pairs(value, "the communities of sets", separator="=", lines=r"[\n,]")
+        mapping = _pairs(
+            value,
+            "the communities of sets",
+            "physics = physics-community",
+            separator="=",
+            lines=r"[\n,]",
+        )
         for spec, community in mapping.items():
             if not isinstance(community, str) or not community.strip():
                 raise ValidationError({spec: ["Give the community's slug or id."]})

@@ -25,7 +25,12 @@ from ..harvest.lock import HarvesterBusy, exclusive_run, holder_of
 from ..models import OAIHarvestedRecord, OAIHarvester
 from .access import HarvesterAccessMixin, flatten_messages, link_args
 from .base import SQLService
-from .errors import HarvesterAlreadyExists, HarvesterInUse, HarvesterValidationError
+from .errors import (
+    HarvesterAlreadyExists,
+    HarvesterInUse,
+    HarvesterValidationError,
+    required_mapping,
+)
 from .jobs import (
     RegisterJobTypeOp,
     UnregisterJobTypeOp,
@@ -284,6 +289,9 @@ class HarvesterService(HarvesterAccessMixin, SQLService):
         after the commit.
         """
         self.require_permission(identity, "create")
+        required_mapping(
+            data, 'the harvester\'s fields ({"id": ..., "name": ..., "base_url": ..., ...})'
+        )
         loaded = self._validated(identity, data, check=check)
         take_over_records = loaded.pop("take_over_records", False)
         if db.session.get(OAIHarvester, loaded["id"]) is not None:
@@ -323,8 +331,7 @@ class HarvesterService(HarvesterAccessMixin, SQLService):
         The provider is asked again only when the endpoint, the prefix or the sets change.
         """
         harvester = self.get_harvester(identity, harvester_id, "update")
-        if not isinstance(data, dict):
-            raise HarvesterValidationError({"_schema": ["Send the fields to change as an object."]})
+        required_mapping(data, 'the fields to change ({"name": ..., ...})')
         if "id" in data and data["id"] != harvester_id:
             raise HarvesterValidationError({"id": ["The id of a harvester cannot change."]})
         current = {name: getattr(harvester, name) for name in EDITABLE_FIELDS}

@@ -20,7 +20,12 @@ from ..harvest.counts import EXAMPLES_PER_REASON, MAX_REASONS, FailureGroup, fai
 from ..models import OAIHarvestedRecord, OAIHarvester
 from ..text import echoed, is_storable
 from .base import SQLService
-from .errors import HarvestedRecordNotFound, HarvesterNotFound, HarvesterValidationError
+from .errors import (
+    HarvestedRecordNotFound,
+    HarvesterNotFound,
+    HarvesterValidationError,
+    kind_of_value,
+)
 from .results import SQLItem, SQLList, SQLPage
 from .sql import (
     contains_all_words,
@@ -311,9 +316,27 @@ class HarvestedRecordService(SQLService):
                 )
         return ranked
 
-    def reharvest(self, identity: Any, harvester_id: str, oai_identifier: str) -> SQLItem:
-        """Fetch this one record again now (GetRecord), as a run of the harvester's job."""
+    def reharvest(
+        self, identity: Any, harvester_id: str, oai_identifier: str, data: Any = None
+    ) -> SQLItem:
+        """Fetch this one record again now (GetRecord), as a run of the harvester's job.
+
+        It takes no arguments: `data` (a REST body) may only be None or empty."""
         self._get(identity, harvester_id, oai_identifier, "reharvest")
+        if data is not None:
+            if not isinstance(data, dict):
+                raise HarvesterValidationError(
+                    {
+                        "_schema": [
+                            "A re-harvest takes no arguments: send no body or an empty JSON "
+                            f"object, not {kind_of_value(data)}."
+                        ]
+                    }
+                )
+            if data:
+                raise HarvesterValidationError(
+                    {name: ["A re-harvest takes no arguments."] for name in data}
+                )
         try:
             return self.runs_service.start_run(
                 identity,

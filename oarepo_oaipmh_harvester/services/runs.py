@@ -38,7 +38,12 @@ from ..models import OAIHarvester
 from ..text import without_traceback
 from .access import HarvesterAccessMixin, flatten_messages, is_user, link_args
 from .base import SQLService
-from .errors import HarvesterValidationError, HarvestRunInProgress, HarvestRunNotFound
+from .errors import (
+    HarvesterValidationError,
+    HarvestRunInProgress,
+    HarvestRunNotFound,
+    required_mapping,
+)
 from .jobs import active_run, job_of, new_job, runs_query
 from .results import SQLItem, SQLList, SQLPage
 from .run_schemas import HarvestRunSchema, PreviewRequestSchema, RunRequestSchema
@@ -120,9 +125,12 @@ class HarvestRunService(HarvesterAccessMixin, SQLService):
         `data`: the run arguments (`RunArgumentsSchema`: ``since`` taken as given, ``full``,
         ``identifiers`` for GetRecord of just these, ``reconcile_only``, ``reindex``, and the
         repairs ``rewrite``, ``force``, ``retry_errors``, ``purge`` that need the right to
-        change the harvester) and a ``title``. Refused while another run of the harvester is
-        queued or running.
+        change the harvester) and a ``title``; None is none of them. Refused while another run
+        of the harvester is queued or running.
         """
+        if data is not None and not isinstance(data, dict):
+            self.get_harvester(identity, harvester_id, "run")  # 404/403 before a 400
+            required_mapping(data, RUN_ARGUMENTS_WANTED)
         try:
             loaded = RunRequestSchema().load(data or {})
         except ValidationError as error:
@@ -199,6 +207,9 @@ class HarvestRunService(HarvesterAccessMixin, SQLService):
     def purge(self, identity: Any, harvester_id: str, data: dict | None = None) -> SQLItem:
         """Start a purge run: every local record the harvester created is deleted through its
         target service. `data`: ``confirm`` (the harvester's id, typed), ``forget``."""
+        if data is not None and not isinstance(data, dict):
+            self.get_harvester(identity, harvester_id, "update")  # 404/403 before a 400
+            required_mapping(data, '{"confirm": "<the harvester\'s id>"}')
         data = dict(data or {})
         return self.start_run(
             identity,
@@ -216,6 +227,8 @@ class HarvestRunService(HarvesterAccessMixin, SQLService):
         update (with the field changes), delete and fail, committing nothing. Harvest
         managers may preview their harvesters; ``limit`` bounds the records examined."""
         self.get_harvester(identity, harvester_id, "run")
+        if data is not None:
+            required_mapping(data, 'the preview\'s arguments ({"limit": 10}, say), or no body')
         try:
             request = PreviewRequestSchema().load(data or {})
         except ValidationError as error:
@@ -304,6 +317,9 @@ class HarvestRunService(HarvesterAccessMixin, SQLService):
         continues from the stored watermark. Batches are written here too, whatever
         OAI_HARVESTER_WRITE_MODE says.
         """
+        if arguments is not None and not isinstance(arguments, dict):
+            self.get_harvester(identity, harvester_id, "run")
+            required_mapping(arguments, RUN_ARGUMENTS_WANTED)
         try:
             request = run_request(
                 {**(arguments or {}), **more_arguments}, without_since=SinceSource.WATERMARK
@@ -353,6 +369,10 @@ class HarvesterOutcome:
 
     def describe(self) -> str:
         return f"{self.harvester_id}: {self.status}" + (f" ({self.detail})" if self.detail else "")
+
+
+RUN_ARGUMENTS_WANTED = 'the run arguments ({"full": true}, say), or no body for a plain run'
+"""What a run takes, as the refusal of anything else says it."""
 
 
 def _action_of(request: RunRequest) -> str:

@@ -26,7 +26,7 @@ from ..credentials import summary as credentials_summary
 from ..harvest.targets.options import POLICY_FIELDS, TargetOptions
 from ..models import OAIHarvester
 from ..proxies import current_oai_harvester
-from ..text import StorableText, echoed, is_storable
+from ..text import StorableText, echoed, field_reference, is_storable
 from ..transformers.rdm.base import MissingCreator
 from .fields import AuthSchema, RequestHeaders, SetCommunities
 from .targets import writable_target_ids
@@ -57,7 +57,7 @@ class ProviderUrl(fields.Url):
         if "@" in urlsplit(url).netloc:
             raise ValidationError(
                 "Give the URL without a user name or password (every page shows it); give "
-                "them as the harvester's credentials (auth) instead."
+                f"them as the harvester's credentials ({field_reference('auth')}) instead."
             )
         return url
 
@@ -242,6 +242,12 @@ class HarvesterSchema(Schema):
         # An edit form shows the credentials empty: left so, they stay as they are.
         username = cleaned.pop("auth_username", None)
         password = cleaned.pop("auth_password", None)
+        if username and not password and "auth" not in cleaned:
+            # The form cannot tell an empty password from one left out: a provider that
+            # wants no password is set up through REST ("password": "") or the command line.
+            raise ValidationError(
+                "Give the provider's password with its user name.", field_name="auth_password"
+            )
         if (username or password) and "auth" not in cleaned:
             cleaned["auth"] = {"username": username or "", "password": password or ""}
         auth = cleaned.get("auth")
@@ -328,9 +334,9 @@ class HarvesterSchema(Schema):
         )
         if not current_oai_harvester.transformers.takes(transformer, "missing_creator"):
             raise ValidationError(
-                f"Transformer {echoed(transformer)} does not take missing_creator (the "
-                f"InvenioRDM transformers do: oai_dc_rdm, oai_datacite_rdm, lido_rdm); leave "
-                f"it empty.",
+                f"Transformer {echoed(transformer)} has no use for it (only the InvenioRDM "
+                f"transformers do: oai_dc_rdm, oai_datacite_rdm, lido_rdm); leave "
+                f"{field_reference('missing_creator')} empty.",
                 field_name="missing_creator",
             )
 

@@ -408,11 +408,11 @@ def test_admin_journey(
     with browser.step(
         "preview-bad-argument", expect=[(400, r"/api/oai-harvest/harvesters/journey/preview$")]
     ):
-        # Errors only goes with rewrite: the API's message on the field, no report.
+        # Errors only is only for a rewrite: the API's message on the field, no report.
         tick(browser, "errors_only")
         page.locator("#oai-preview-form").get_by_role("button", name="Preview").click()
         wait_until(lambda: browser.error_of("errors_only"), timeout=30)
-        assert "errors_only goes with rewrite" in browser.error_of("errors_only")
+        assert "Only with rewrite" in browser.error_of("errors_only")
         assert "validation error" in page.locator("#oai-preview-error").inner_text()
         assert not page.locator("#oai-preview-report").count()
         tick(browser, "errors_only")

@@ -423,6 +423,4 @@ def test_what_the_preview_page_posts_and_the_report_it_shows(as_admin, harvester
         path_of(mount["harvester"]["links"]["preview"]), json={**body, "errors_only": True}
     )
     assert res.status_code == 400
-    assert res.json["errors"] == [
-        {"field": "errors_only", "messages": ["errors_only goes with rewrite."]}
-    ]
+    assert res.json["errors"] == [{"field": "errors_only", "messages": ["Only with rewrite."]}]

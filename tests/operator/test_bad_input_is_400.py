@@ -177,11 +177,11 @@ def test_run_identifiers_the_database_cannot_store_are_refused_everywhere(
     assert "unpaired surrogates" in errors["identifiers.0"]
 
     assert_clean_failure(
-        cli("harvest", "a", "--identifier", "x\x00"), "--identifiers (0): Text cannot"
+        cli("harvest", "a", "--identifier", "x\x00"), "--identifier (0): Text cannot"
     )
     # An empty identifier used to reach the provider as GetRecord&identifier=.
     assert_clean_failure(
-        cli("harvest", "a", "--identifier", ""), "--identifiers (0): Length must be"
+        cli("harvest", "a", "--identifier", ""), "--identifier (0): Length must be"
     )
     assert db.session.query(Run).count() == runs_before
 

@@ -260,9 +260,9 @@ def test_rewrite_refuses_force_and_options_of_other_runs(harvested, run_cli, pro
     errors_only = run_cli("harvest", "test", "--errors-only")
 
     assert forced.exit_code != 0
-    assert "force goes with a harvest, not with rewrite" in forced.stderr
+    assert "--force: Only for a run that asks the provider, not with --rewrite." in forced.stderr
     assert errors_only.exit_code != 0
-    assert "errors_only goes with rewrite" in errors_only.stderr
+    assert "--errors-only: Only with --rewrite." in errors_only.stderr
     assert len(provider.requests) == asked
 
 
@@ -362,7 +362,7 @@ def test_limit_and_json_need_a_dry_run(harvester, run_cli, provider):
     for option in (["--limit", "7"], ["--json"]):
         result = run_cli("harvest", "test", *option)
         assert result.exit_code != 0
-        assert "--limit and --json go with --dry-run." in result.stderr
+        assert "--limit and --json work only with --dry-run (a preview)." in result.stderr
     assert provider.requests == []  # refused before anything ran
     assert tracking() == {}
 
@@ -447,7 +447,7 @@ def test_purge_without_the_right_id_removes_nothing(
     assert result.exit_code != 0, shown(result)
     if answer is not None:
         assert "Type its id to confirm" in result.stdout  # it asked
-    assert "confirm it by giving the harvester's id (test)" in result.stderr
+    assert "type the harvester's id (test) to confirm it" in result.stderr
     assert snapshot() == before
     assert searchable_ids(sample_service) == set().union(*two_harvesters.values())
 

@@ -141,7 +141,7 @@ def test_refused_credentials_name_their_field(as_admin, users, provider):
     }
     body = harvester_data("x", provider.base_url, headers={"Authorization": "Bearer t"})
     errors = as_admin.post(API, json=body).json["errors"]
-    assert any("give auth" in " ".join(e["messages"]) for e in errors)
+    assert any("user name and password as auth)" in " ".join(e["messages"]) for e in errors)
     body = harvester_data("x", provider.base_url.replace("://", "://user:pw@"))
     errors = as_admin.post(API, json=body).json["errors"]
     assert errors[0]["field"] == "base_url" and "without a user name" in errors[0]["messages"][0]

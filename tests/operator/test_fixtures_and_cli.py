@@ -233,7 +233,8 @@ def test_missing_creator_on_the_command_line_in_a_fixture_and_in_the_list(
         "harvester", "update", "museum", "--transformer", "oai_dc", "--no-check"
     )
     assert refused.exit_code != 0
-    assert "missing_creator" in refused.output and "does not take" in refused.output
+    assert "--missing-creator: Transformer 'oai_dc' has no use for it" in refused.output
+    assert "leave --missing-creator empty" in refused.output
 
     path = write(
         tmp_path / "harvesters.yaml",

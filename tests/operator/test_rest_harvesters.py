@@ -147,7 +147,8 @@ def test_missing_creator_over_rest(as_admin, users, provider):
     res = as_admin.post(
         API, json={**harvester_data("dc", provider.base_url), "missing_creator": "holder"}
     )
-    assert "does not take missing_creator" in field_errors(res)["missing_creator"]
+    assert "has no use for it" in field_errors(res)["missing_creator"]
+    assert "leave missing_creator empty" in field_errors(res)["missing_creator"]
     res = as_admin.put(f"{API}/rdm", json={"missing_creator": "   "})
     assert "missing_creator is empty" in field_errors(res)["missing_creator"]
 

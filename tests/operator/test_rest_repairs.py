@@ -44,9 +44,7 @@ def test_a_purge_needs_the_harvesters_id_typed(users, login, provider, clean_ind
 
     assert wrong.status_code == 400
     assert wrong.json["errors"][0]["field"] == "confirm"
-    assert (
-        "confirm it by giving the harvester's id (gone)" in wrong.json["errors"][0]["messages"][0]
-    )
+    assert "type the harvester's id (gone) to confirm it" in wrong.json["errors"][0]["messages"][0]
 
     started = client.post(f"{H}/gone/purge", json={"confirm": "gone", "forget": True})
 

@@ -102,7 +102,7 @@ def test_the_cap_holds_for_the_command_line(app, harvesters, provider, set_confi
     arguments = [part for identifier in identifiers(4) for part in ("--identifier", identifier)]
     result = app.test_cli_runner().invoke(oai, ["harvest", "a", *arguments])
     assert result.exit_code != 0 and isinstance(result.exception, SystemExit)
-    assert "identifiers: At most 3 " + TOO_MANY + "; 4 were given" in result.output
+    assert "--identifier: At most 3 " + TOO_MANY + "; 4 were given" in result.output
     assert run_count() == before and provider.requests_for("GetRecord") == []
 
 

@@ -1,0 +1,235 @@
+"""Smaller rough edges a new operator met (issue 39, 6), each through the surface they met it on:
+the command line through click's runner, REST through the test client."""
+
+from __future__ import annotations
+
+import pytest
+from factories import harvester_data
+from invenio_db import db
+from invenio_jobs.models import Job
+
+from oarepo_oaipmh_harvester.cli import oai
+from oarepo_oaipmh_harvester.models import OAIHarvester
+
+API = "/api/oai-harvest"
+
+
+@pytest.fixture()
+def cli(app):
+    runner = app.test_cli_runner()
+
+    def invoke(*args: str, input: str | None = None):
+        return runner.invoke(oai, list(args), input=input)
+
+    return invoke
+
+
+@pytest.fixture()
+def as_admin(login, users):
+    return login(users.admin)
+
+
+def refused(result) -> list[str]:
+    """The lines of a clean command-line refusal (Click's own exit, no traceback)."""
+    assert result.exit_code != 0, result.output
+    assert isinstance(result.exception, SystemExit), repr(result.exception)
+    return result.output.strip().splitlines()
+
+
+# -- several bad fields: one per line --------------------------------------------------------
+def test_several_bad_fields_are_reported_one_per_line_each_naming_its_option(cli, harvesters):
+    lines = refused(
+        cli(
+            "harvester",
+            "create",
+            "--id",
+            "Bad Id",
+            "--name",
+            "Z",
+            "--metadata-prefix",
+            "oai_dc",
+            "--base-url",
+            "ftp://example.org",
+            "--target",
+            "nowhere",
+            "--batch-size",
+            "0",
+        )  # fmt: skip
+    )
+    assert lines[0] == "Error: Invalid harvester:"
+    problems = lines[1:]
+    assert sorted(line.split(":")[0].strip() for line in problems) == [
+        "--base-url", "--batch-size", "--id", "--target",
+    ]  # fmt: skip
+    assert all(line.startswith("  --") for line in problems), lines
+    assert not any(".;" in line for line in lines)
+    assert db.session.get(OAIHarvester, "Bad Id") is None
+
+
+def test_one_bad_field_stays_on_one_line(cli, harvesters):
+    lines = refused(cli("harvester", "update", "a", "--batch-size", "0"))
+    assert lines == [
+        "Error: Invalid harvester: --batch-size: Must be greater than or equal to 1 and less "
+        "than or equal to 10000."
+    ]
+
+
+# -- since: one ISO 8601 on every surface ----------------------------------------------------
+SINCE_FORMS = [
+    ("2024-01-01T00:45:00Z", "2024-01-01T00:45:00Z"),
+    ("2024-01-01T02:45:00+02:00", "2024-01-01T00:45:00Z"),
+    ("2024-01-01", "2024-01-01T00:00:00Z"),
+    ("2024-01-01T00:45:00", "2024-01-01T00:45:00Z"),
+]
+
+
+def asked_from(provider) -> str:
+    """The `from` of the last list the provider was asked for (its first request)."""
+    firsts = [r for r in provider.requests_for("ListRecords") if "resumptionToken" not in r]
+    return firsts[-1]["from"]
+
+
+@pytest.mark.parametrize("since, sent", SINCE_FORMS)
+def test_since_is_the_same_iso_8601_on_every_surface(
+    cli, as_admin, harvesters, provider, since, sent
+):
+    result = cli("harvest", "a", "--since", since)
+    assert result.exit_code == 0, result.output
+    assert asked_from(provider) == sent
+
+    res = as_admin.post(f"{API}/harvesters/a/run", json={"since": since})
+    assert res.status_code == 202, res.json
+    assert asked_from(provider) == sent
+
+    # invenio-jobs' own run form (Administration -> Jobs) loads the job type's arguments.
+    job = db.session.query(Job).filter_by(task="harvest_oaipmh_records_a").one()
+    res = as_admin.post(
+        f"/api/jobs/{job.id}/runs",
+        json={"title": "Since", "args": {"job_arg_schema": "OAIHarvestArgsSchema", "since": since}},
+    )
+    assert res.status_code in (200, 201), res.json
+    assert asked_from(provider) == sent
+
+
+def test_a_since_that_is_not_iso_8601_is_refused_alike(cli, as_admin, harvesters):
+    (line,) = refused(cli("harvest", "a", "--since", "yesterday"))
+    assert line.startswith("Error: Refused: --since: Give an ISO 8601 date")
+    res = as_admin.post(f"{API}/harvesters/a/run", json={"since": "yesterday"})
+    assert res.json["errors"] == [{"field": "since", "messages": [line.split("--since: ")[1]]}]
+
+
+# -- a user name without a password ----------------------------------------------------------
+def create_args(provider, harvester_id: str = "guarded") -> list[str]:
+    return [
+        "harvester", "create", "--id", harvester_id, "--name", "Guarded",
+        "--base-url", provider.base_url, "--metadata-prefix", "oai_dc",
+        "--target", "oai-sample-records",
+    ]  # fmt: skip
+
+
+def stored_auth(harvester_id: str) -> dict | None:
+    from oarepo_oaipmh_harvester.credentials import unseal
+
+    harvester = db.session.get(OAIHarvester, harvester_id)
+    return unseal(harvester.credentials).get("auth") if harvester else None
+
+
+def test_a_user_name_without_a_password_file_is_refused_on_the_command_line(
+    cli, harvesters, provider, tmp_path
+):
+    (line,) = refused(cli(*create_args(provider), "--auth-user", "harvester"))
+    assert line.startswith("Error: --auth-user needs --auth-password-file FILE")
+    assert "empty file" in line
+    assert db.session.get(OAIHarvester, "guarded") is None
+    (line,) = refused(cli("harvester", "update", "a", "--auth-user", "harvester"))
+    assert line.startswith("Error: --auth-user needs --auth-password-file")
+    assert db.session.get(OAIHarvester, "a").credentials is None
+
+    # Said explicitly, with an empty file: a provider that wants a user name alone.
+    empty = tmp_path / "empty"
+    empty.write_text("")
+    result = cli(*create_args(provider), "--auth-user", "key-1", "--auth-password-file", str(empty))
+    assert result.exit_code == 0, result.output
+    assert stored_auth("guarded") == {"username": "key-1", "password": ""}
+
+
+def test_a_user_name_without_a_password_is_refused_over_rest_and_in_the_form(
+    as_admin, harvesters, provider
+):
+    body = harvester_data("guarded", provider.base_url, auth={"username": "harvester"})
+    res = as_admin.post(f"{API}/harvesters", json=body)
+    assert res.status_code == 400
+    assert res.json["errors"] == [
+        {
+            "field": "auth.password",
+            "messages": ['Give the password too ("" for a provider that wants a user name alone).'],
+        }
+    ]
+    form = {"auth_username": "harvester", "auth_password": ""}
+    res = as_admin.put(f"{API}/harvesters/a", json=form)
+    assert res.status_code == 400
+    assert [e["field"] for e in res.json["errors"]] == ["auth_password"]
+    assert db.session.get(OAIHarvester, "a").credentials is None
+
+    body["auth"]["password"] = ""
+    assert as_admin.post(f"{API}/harvesters", json=body).status_code == 201
+    assert stored_auth("guarded") == {"username": "harvester", "password": ""}
+
+
+# -- messages in the operator's terms --------------------------------------------------------
+@pytest.mark.parametrize(
+    "arguments, cli_line, body, rest_error",
+    [
+        (
+            ["--errors-only"],
+            "--errors-only: Only with --rewrite.",
+            {"errors_only": True},
+            {"field": "errors_only", "messages": ["Only with rewrite."]},
+        ),
+        (
+            ["--rewrite", "--force"],
+            "--force: Only for a run that asks the provider, not with --rewrite.",
+            {"rewrite": True, "force": True},
+            {
+                "field": "force",
+                "messages": ["Only for a run that asks the provider, not with rewrite."],
+            },
+        ),
+        (
+            ["--reindex", "--rewrite"],
+            "--rewrite: One kind of run at a time: not --reindex and --rewrite together.",
+            {"reindex": True, "rewrite": True},
+            {
+                "field": "rewrite",
+                "messages": ["One kind of run at a time: not reindex and rewrite together."],
+            },
+        ),
+    ],
+)
+def test_run_arguments_are_refused_in_the_terms_of_each_surface(
+    cli, as_admin, harvesters, arguments, cli_line, body, rest_error
+):
+    assert refused(cli("harvest", "a", *arguments)) == [f"Error: Refused: {cli_line}"]
+    res = as_admin.post(f"{API}/harvesters/a/run", json=body)
+    assert res.status_code == 400 and res.json["errors"] == [rest_error]
+
+
+def test_harvester_fields_are_refused_in_the_terms_of_each_surface(cli, as_admin, harvesters):
+    (line,) = refused(cli("harvester", "update", "a", "--set-community", "phys"))
+    assert line == (
+        "Error: Invalid harvester: --set-community: 'phys' (line 1) is not written as "
+        "'physics = physics-community' is."
+    )
+    (line,) = refused(cli("harvester", "update", "a", "--header", "Authorization: Basic eA=="))
+    assert line == (
+        "Error: Invalid harvester: --header (Authorization): Set by the harvester itself (for "
+        "a login, give the provider's user name and password as "
+        "--auth-user/--auth-password-file)."
+    )
+    res = as_admin.put(f"{API}/harvesters/a", json={"headers": {"Authorization": "Basic eA=="}})
+    assert res.json["errors"][0]["messages"] == [
+        "Set by the harvester itself (for a login, give the provider's user name and password "
+        "as auth)."
+    ]
+    (line,) = refused(cli("harvest", "a", "--limit", "3"))
+    assert line == "Error: --limit and --json work only with --dry-run (a preview)."
