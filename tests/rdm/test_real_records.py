@@ -246,15 +246,16 @@ def test_every_real_dublin_core_record_with_a_title_is_rdm_data(rdm_real):
 
 
 def published_sample() -> dict[str, etree._Element]:
-    """Of each provider's records (each file is one), up to five without a dc:creator and
-    two with one."""
+    """Of each provider's records (each file is one), up to two without a dc:creator and
+    one with one: a harvest into RDM in one test transaction slows with every record it
+    holds (SQLAlchemy-Continuum looks at all of them at each flush)."""
     chosen: dict[str, etree._Element] = {}
     by_file: dict[str, list[tuple[str, etree._Element]]] = {}
     for stem, identifier, element in recorded("oai_dc"):
         by_file.setdefault(stem, []).append((identifier, element))
     for records in by_file.values():
-        without = [r for r in records if not dc_values(r[1], "creator")][:5]
-        with_one = [r for r in records if dc_values(r[1], "creator")][:2]
+        without = [r for r in records if not dc_values(r[1], "creator")][:2]
+        with_one = [r for r in records if dc_values(r[1], "creator")][:1]
         chosen.update(without + with_one)
     return chosen
 
@@ -270,7 +271,7 @@ def test_real_dublin_core_records_publish_with_stand_in_creators(rdm_real):
     )
 
     titled = {key for key, record in documents.items() if dc_values(record, "title")}
-    assert len(documents) > 120
+    assert len(documents) > 60
     assert (summary.counts.created, summary.counts.failed) == (
         len(titled),
         len(documents) - len(titled),
@@ -292,18 +293,31 @@ def test_real_dublin_core_records_publish_with_stand_in_creators(rdm_real):
         else:
             assert names(creators) == ["Unknown"], identifier
         assert any(w.startswith("Creators: no dc:creator") for w in rows[identifier].warnings)
-    assert stood_in > 50
+    assert stood_in > 25
 
 
 # -- data centres: DataCite -------------------------------------------------------------------
-def test_real_datacite_records_publish(rdm_real):
+def test_real_datacite_records_are_rdm_data_and_publish(rdm_real):
     """62 records of 13 data centres (Zenodo, PANGAEA, Dataverses, DSpace, CKAN...), kernels
     2.2 to 4.x, bare or in the oai_datacite envelope (DSpace's XOAI puts the resource in the
-    envelope itself)."""
-    documents = {identifier: served(record) for _, identifier, record in recorded("datacite")}
+    envelope itself): every one is valid RDM data, and two of each centre harvested over
+    OAI-PMH publish."""
+    from invenio_rdm_records.records.api import RDMDraft
 
-    summary, rows, published = harvested(rdm_real, documents, "oai_datacite", "oai_datacite_rdm")
+    transformer = DataCiteRDMTransformer()
+    recorded_records = list(recorded("datacite"))
+    for _, identifier, element in recorded_records:
+        data = transformer.transform(record_from_xml(etree.tostring(element, encoding="unicode")))
+        loaded, errors = rdm_real.schema.load(data, context={"identity": system_identity})
+        assert errors == [], (identifier, errors)
+        RDMDraft({"$schema": RDMDraft.schema.value, **loaded}).validate()
+    assert len(recorded_records) >= 60
+    sample: dict[str, str] = {}
+    for stem in dict.fromkeys(stem for stem, _, _ in recorded_records):
+        of_centre = [(i, e) for s, i, e in recorded_records if s == stem][:2]
+        sample.update((identifier, served(element)) for identifier, element in of_centre)
 
-    assert (summary.counts.created, summary.counts.failed) == (len(documents), 0)
-    assert len(documents) >= 60
+    summary, _, published = harvested(rdm_real, sample, "oai_datacite", "oai_datacite_rdm")
+
+    assert (summary.counts.created, summary.counts.failed) == (len(sample), 0)
     assert all(metadata["creators"] for metadata in published.values())
