@@ -225,7 +225,7 @@ FORM_FIELDS = {
         "allowAdditions": True,
         "description": _(
             "Users who may see this harvester, its records and runs, start it, and who "
-            "receive its run reports (choose by e-mail, or type a user id)."
+            "receive its run reports (choose by e-mail, or type a user id or e-mail address)."
         ),
     },
     "owner": {

@@ -47,9 +47,9 @@ def _harvester_options(required: bool):
             click.option(
                 "--manager",
                 "harvest_managers",
-                type=int,
                 multiple=True,
-                help="Harvest manager user id; repeat.",
+                metavar="USER",
+                help="Harvest manager: a user id or e-mail address; repeat.",
             ),
             click.option(
                 "--owner",

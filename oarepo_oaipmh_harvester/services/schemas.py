@@ -76,6 +76,7 @@ class UserReference(fields.Integer):
     and an operator at a command line knows the address)."""
 
     def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("error_messages", {"invalid": "Give a user id or e-mail address."})
         super().__init__(strict=False, **kwargs)
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int:
@@ -155,7 +156,8 @@ class HarvesterSchema(Schema):
     batch_size = fields.Integer(
         load_default=None, allow_none=True, validate=validate.Range(min=1, max=10000)
     )
-    harvest_managers = PlainList(fields.Integer(strict=False), load_default=list)
+    # User ids or e-mail addresses, as `owner`: ids differ between instances.
+    harvest_managers = PlainList(UserReference(), load_default=list)
     request_delay = fields.Float(
         load_default=None, allow_none=True, validate=validate.Range(min=0, max=600)
     )

@@ -233,3 +233,52 @@ def test_harvester_fields_are_refused_in_the_terms_of_each_surface(cli, as_admin
     ]
     (line,) = refused(cli("harvest", "a", "--limit", "3"))
     assert line == "Error: --limit and --json work only with --dry-run (a preview)."
+
+
+# -- harvest managers by id or e-mail address ------------------------------------------------
+def managers_of(harvester_id: str) -> list[int]:
+    db.session.expire_all()
+    return db.session.get(OAIHarvester, harvester_id).harvest_managers
+
+
+def test_harvest_managers_are_user_ids_or_e_mail_addresses_over_rest(
+    as_admin, users, harvesters, provider
+):
+    manager, admin = users.manager.user.id, users.admin.user.id
+    body = harvester_data(
+        "c", provider.base_url, harvest_managers=["Manager@Example.org", str(admin)]
+    )
+    res = as_admin.post(f"{API}/harvesters", json=body)
+    assert res.status_code == 201, res.json
+    assert res.json["harvest_managers"] == [manager, admin] == managers_of("c")
+
+    # The panel's form sends its choices and additions as text.
+    res = as_admin.put(f"{API}/harvesters/c", json={"harvest_managers": "admin@example.org 7"})
+    assert res.status_code == 400
+    assert res.json["errors"] == [{"field": "harvest_managers", "messages": ["No user with id 7."]}]
+    res = as_admin.put(
+        f"{API}/harvesters/c", json={"harvest_managers": "nobody@example.org, plain"}
+    )
+    assert {e["field"]: e["messages"] for e in res.json["errors"]} == {
+        "harvest_managers.0": ["No user with e-mail address 'nobody@example.org'."],
+        "harvest_managers.1": ["Give a user id or e-mail address."],
+    }
+    assert managers_of("c") == [manager, admin]
+    res = as_admin.put(f"{API}/harvesters/c", json={"harvest_managers": "plain@example.org"})
+    assert res.status_code == 200 and managers_of("c") == [users.plain.user.id]
+
+
+def test_harvest_managers_are_user_ids_or_e_mail_addresses_on_the_command_line(
+    cli, users, harvesters, provider
+):
+    manager, admin = users.manager.user.id, users.admin.user.id
+    result = cli(
+        *create_args(provider, "c"), "--manager", "manager@example.org", "--manager", str(admin)
+    )
+    assert result.exit_code == 0, result.output
+    assert managers_of("c") == [manager, admin]
+    (line,) = refused(cli("harvester", "update", "c", "--manager", "nobody@example.org"))
+    assert line == (
+        "Error: Invalid harvester: --manager (0): No user with e-mail address 'nobody@example.org'."
+    )
+    assert managers_of("c") == [manager, admin]
