@@ -216,7 +216,7 @@ OAI_HARVESTER_ADMIN_HARVESTERS_SORT_OPTIONS = {
 """Sort options offered by the "OAI-PMH harvesters" admin list (keys of the service's sorts)."""
 
 OAI_HARVESTER_ADMIN_RECORDS_SEARCH = {
-    "facets": ["harvester", "deleted", "has_errors"],
+    "facets": ["harvester", "deleted", "has_errors", "has_warnings"],
     "sort": ["newest", "oldest", "identifier", "datestamp"],
 }
 """Search page of the "OAI-PMH harvested records" admin list."""
@@ -233,6 +233,7 @@ OAI_HARVESTER_ADMIN_RECORDS_FACETS = {
     "harvester": {"title": "Harvester", "ui": {"field": "harvester"}},
     "deleted": {"title": "Deleted at the source", "ui": {"field": "deleted"}},
     "has_errors": {"title": "With errors", "ui": {"field": "has_errors"}},
+    "has_warnings": {"title": "With warnings", "ui": {"field": "has_warnings"}},
 }
 """Facets of the "OAI-PMH harvested records" admin list (aggregations of the records API)."""
 

@@ -411,6 +411,7 @@ class HarvestedRecordSchema(Schema):
     deleted = fields.Boolean(dump_only=True)
     local_pid = fields.String(dump_only=True, allow_none=True)
     has_errors = fields.Boolean(dump_only=True)
+    has_warnings = fields.Boolean(dump_only=True)
     state = fields.Method("_state", dump_only=True)
     errors_summary = fields.Method("_errors_summary", dump_only=True)
     errors = fields.List(fields.String(), dump_only=True)

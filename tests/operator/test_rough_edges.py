@@ -3,10 +3,13 @@ the command line through click's runner, REST through the test client."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from factories import harvester_data
 from invenio_db import db
 from invenio_jobs.models import Job
+from operator_helpers import track
 
 from oarepo_oaipmh_harvester.cli import oai
 from oarepo_oaipmh_harvester.models import OAIHarvester
@@ -282,3 +285,37 @@ def test_harvest_managers_are_user_ids_or_e_mail_addresses_on_the_command_line(
         "Error: Invalid harvester: --manager (0): No user with e-mail address 'nobody@example.org'."
     )
     assert managers_of("c") == [manager, admin]
+
+
+# -- per-record warnings in `invenio oai records` and the records search ----------------------
+def test_records_shows_each_rows_warnings_and_filters_by_them(
+    cli, as_admin, harvesters, provider, corpus
+):
+    bad = sorted(corpus.live_identifiers())[4]
+    provider.quirks.bad_datestamp_identifiers = {bad}
+    assert cli("harvest", "a").exit_code == 0
+    track("a", "oai:a:many", warnings=["First warning.", "Second.", "Third."])
+
+    listed = cli("records", "a").output.splitlines()
+    assert len(listed) == 51
+    (warned,) = [line for line in listed if line.startswith(f"{bad}\t")]
+    assert warned.split("\t")[-1].startswith("warnings: 1: ") and "datestamp" in warned
+    (many,) = [line for line in listed if line.startswith("oai:a:many\t")]
+    assert many.endswith("\twarnings: 3: First warning. (+2 more)")
+
+    only_warned = cli("records", "a", "--warnings").output.splitlines()
+    assert [line.split("\t")[0] for line in only_warned] == ["oai:a:many", bad]
+    dumped = json.loads(cli("records", "a", "--warnings", "--json").output)
+    assert dumped[0]["warnings"] == ["First warning.", "Second.", "Third."]
+    assert "datestamp" in dumped[1]["warnings"][0]
+    assert json.loads(cli("records", "a", "--warnings", "--errors-only", "--json").output) == []
+
+    res = as_admin.get(f"{API}/records", query_string={"harvester": "a", "has_warnings": "true"})
+    assert {hit["oai_identifier"] for hit in res.json["hits"]["hits"]} == {"oai:a:many", bad}
+    assert all(hit["has_warnings"] for hit in res.json["hits"]["hits"])
+    buckets = {
+        b["key"]: b["doc_count"] for b in res.json["aggregations"]["has_warnings"]["buckets"]
+    }
+    assert buckets == {"true": 2, "false": 49}
+    res = as_admin.get(f"{API}/records", query_string={"harvester": "a", "has_warnings": "false"})
+    assert res.json["hits"]["total"] == 49
