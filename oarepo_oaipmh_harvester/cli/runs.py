@@ -249,8 +249,9 @@ def records(harvester_id: str, as_json: bool, errors_only: bool, with_warnings: 
     for item in data:
         state = "deleted" if item["deleted"] else (item["local_pid"] or "-")
         errors = f"\terrors: {'; '.join(item['errors'])}" if item["errors"] else ""
+        # A row of a record never fetched has no datestamp.
         click.echo(
-            f"{item['oai_identifier']}\t{item['datestamp']}\t{state}{errors}"
+            f"{item['oai_identifier']}\t{item['datestamp'] or '-'}\t{state}{errors}"
             f"{_warnings_in_brief(item['warnings'])}"
         )
 

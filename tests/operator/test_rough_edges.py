@@ -12,7 +12,7 @@ from invenio_jobs.models import Job
 from operator_helpers import track
 
 from oarepo_oaipmh_harvester.cli import oai
-from oarepo_oaipmh_harvester.models import OAIHarvester
+from oarepo_oaipmh_harvester.models import OAIHarvestedRecord, OAIHarvester
 
 API = "/api/oai-harvest"
 
@@ -319,3 +319,29 @@ def test_records_shows_each_rows_warnings_and_filters_by_them(
     assert buckets == {"true": 2, "false": 49}
     res = as_admin.get(f"{API}/records", query_string={"harvester": "a", "has_warnings": "false"})
     assert res.json["hits"]["total"] == 49
+
+
+# -- an identifier the provider does not have ------------------------------------------------
+def test_an_identifier_the_provider_does_not_have_leaves_no_row_and_no_none(
+    cli, harvesters, provider, corpus
+):
+    result = cli("harvest", "a", "--identifier", "oai:example.org:nope")
+    assert result.exit_code == 1
+    assert "oai:example.org:nope" in result.output and "'idDoesNotExist'" in result.output
+    assert cli("records", "a").output == ""
+    assert db.session.get(OAIHarvestedRecord, ("a", "oai:example.org:nope")) is None
+
+    # A record harvested before and gone from the provider keeps the error on its row, with
+    # the datestamp it had.
+    gone = sorted(corpus.live_identifiers())[0]
+    assert cli("harvest", "a", "--identifier", gone).exit_code == 0
+    datestamp = db.session.get(OAIHarvestedRecord, ("a", gone)).datestamp
+    corpus.purge(gone)
+    assert cli("harvest", "a", "--identifier", gone).exit_code == 1
+    (line,) = cli("records", "a", "--errors-only").output.splitlines()
+    assert line.startswith(f"{gone}\t{datestamp}\t") and "idDoesNotExist" in line
+
+    # A row without a datestamp (an HTTP error for a record never fetched) shows "-".
+    track("a", "oai:a:unfetched", datestamp=None, errors=["Not fetched: HTTP 500"])
+    (line,) = [x for x in cli("records", "a").output.splitlines() if "unfetched" in x]
+    assert line.startswith("oai:a:unfetched\t-\t") and "None" not in line
