@@ -261,5 +261,13 @@ def list_harvesters(as_json: bool) -> None:
         state = "" if h.get("active", True) else "\tpaused"
         click.echo(
             f"{h['id']}\t{h['base_url']}\t{h['metadata_prefix']}\tsets={sets}\t-> {h['target']}"
-            f"{state}"
+            f"\tcredentials={_credentials_in_brief(h['credentials'])}{state}"
         )
+
+
+def _credentials_in_brief(summary: dict[str, Any]) -> str:
+    """Which credentials a harvester sends, never their values: ``login,header:X-Api-Key``."""
+    auth = summary.get("auth")
+    parts = {"set": ["login"], "unreadable": ["unreadable"]}.get(auth, [])
+    parts += [f"header:{name}" for name in summary.get("headers") or {}]
+    return ",".join(parts) or "none"

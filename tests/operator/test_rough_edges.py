@@ -345,3 +345,20 @@ def test_an_identifier_the_provider_does_not_have_leaves_no_row_and_no_none(
     track("a", "oai:a:unfetched", datestamp=None, errors=["Not fetched: HTTP 500"])
     (line,) = [x for x in cli("records", "a").output.splitlines() if "unfetched" in x]
     assert line.startswith("oai:a:unfetched\t-\t") and "None" not in line
+
+
+# -- harvester list ----------------------------------------------------------------------------
+def test_harvester_list_says_which_credentials_are_set_and_never_their_values(
+    cli, harvesters, tmp_path
+):
+    secret = tmp_path / "password"
+    secret.write_text("s3cret-value\n")
+    result = cli(
+        "harvester", "update", "b", "--auth-user", "harvester", "--auth-password-file",
+        str(secret), "--header", "X-Api-Key: t0ken-value",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    listed = {line.split("\t")[0]: line for line in cli("harvester", "list").output.splitlines()}
+    assert "\tcredentials=none" in listed["a"]
+    assert "\tcredentials=login,header:X-Api-Key" in listed["b"]
+    assert "s3cret" not in listed["b"] and "t0ken" not in listed["b"]
