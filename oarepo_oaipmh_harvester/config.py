@@ -167,6 +167,11 @@ OAI_HARVESTER_PREFLIGHT_CHECK = True
 """Ask the provider (Identify, formats, sets) before a harvester is created or its endpoint,
 prefix or sets change; callers can skip it (``check=False``, ``--no-check``, ``?check=false``)."""
 
+OAI_HARVESTER_PREFLIGHT_TIMEOUT = 15.0
+"""Seconds the whole preflight check may take (every request and retry of it): an operator
+waits for it in a form, and an endpoint that accepts connections but never answers would hold
+them for about half a minute. Past it, the harvester is refused naming this bound."""
+
 OAI_HARVESTER_PERMISSION_POLICY = "oarepo_oaipmh_harvester.permissions:HarvesterPermissionPolicy"
 """Permission policy of harvesters and their runs (a class or an import string)."""
 

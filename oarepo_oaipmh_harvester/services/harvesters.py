@@ -193,6 +193,7 @@ class HarvesterService(HarvesterAccessMixin, SQLService):
                 loaded["metadata_prefix"],
                 loaded.get("setspecs") or [],
                 credentials=credentials.provider_credentials(sealed),
+                time_limit=current_app.config["OAI_HARVESTER_PREFLIGHT_TIMEOUT"],
             )
         except credentials.CredentialsUnavailable as error:
             return {"auth": [str(error)]}

@@ -362,3 +362,45 @@ def test_harvester_list_says_which_credentials_are_set_and_never_their_values(
     assert "\tcredentials=none" in listed["a"]
     assert "\tcredentials=login,header:X-Api-Key" in listed["b"]
     assert "s3cret" not in listed["b"] and "t0ken" not in listed["b"]
+
+
+# -- the preflight check's time is bounded ------------------------------------------------------
+@pytest.fixture()
+def silent_endpoint():
+    """A real TCP server that accepts connections (the kernel does, from its backlog) and never
+    answers a byte: what a hung provider looks like."""
+    import socket
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/oai"
+
+
+def test_a_silent_endpoint_is_refused_within_the_checks_bound(
+    cli, as_admin, harvesters, set_config, silent_endpoint, app
+):
+    import time
+
+    assert app.config["OAI_HARVESTER_PREFLIGHT_TIMEOUT"] == 15.0
+    set_config(OAI_HARVESTER_PREFLIGHT_CHECK=True, OAI_HARVESTER_PREFLIGHT_TIMEOUT=2.0)
+    started = time.monotonic()
+    res = as_admin.post(f"{API}/harvesters", json=harvester_data("c", silent_endpoint))
+    took = time.monotonic() - started
+    assert res.status_code == 400 and 1.5 < took < 5, (took, res.json)
+    (error,) = res.json["errors"]
+    assert error["field"] == "base_url"
+    assert error["messages"][0].endswith(
+        "did not answer Identify: no answer within the 2 s the whole check may take "
+        "(OAI_HARVESTER_PREFLIGHT_TIMEOUT)."
+    )
+
+    started = time.monotonic()
+    result = cli(
+        "harvester", "create", "--id", "c", "--name", "C", "--base-url", silent_endpoint,
+        "--metadata-prefix", "oai_dc", "--target", "oai-sample-records",
+    )  # fmt: skip
+    assert time.monotonic() - started < 5
+    (line,) = refused(result)
+    assert "--base-url: " in line and "within the 2 s the whole check may take" in line
+    assert db.session.get(OAIHarvester, "c") is None
