@@ -11,7 +11,18 @@ batch of 100 cost 1.5 times one in a batch of 10 (docs/benchmark.rst). ``None``:
 harvester's batch size."""
 
 OAI_HARVESTER_DEFAULT_TRANSFORMER = "oai_dc"
-"""Transformer used when a harvester names none."""
+"""Transformer used when a harvester names none and its target is not InvenioRDM's records
+(for those, ``OAI_HARVESTER_RDM_TRANSFORMERS``)."""
+
+OAI_HARVESTER_RDM_TRANSFORMERS = {
+    "oai_dc": "oai_dc_rdm",
+    "oai_datacite": "oai_datacite_rdm",
+    "datacite": "oai_datacite_rdm",
+    "lido": "lido_rdm",
+}
+"""Transformer used, by metadata prefix, when a harvester into InvenioRDM's records names none:
+InvenioRDM takes only what an InvenioRDM transformer makes (``oai_dc`` would make records it
+refuses). A prefix not listed needs the transformer named."""
 
 OAI_HARVESTER_TRANSFORMERS = {}
 """Extra transformers, ``{name: "module:Class"}`` or ``{name: class}``, a transformer with

@@ -38,7 +38,12 @@ def _harvester_options(required: bool):
                 "--set", "setspecs", multiple=True, help="Set spec; repeat for several sets."
             ),
             click.option("--target", required=required, help="Service id of the target."),
-            click.option("--transformer", help="Transformer name (default from config)."),
+            click.option(
+                "--transformer",
+                help="Transformer name. Default: into InvenioRDM's records, the one for the "
+                "metadata prefix (OAI_HARVESTER_RDM_TRANSFORMERS: oai_dc -> oai_dc_rdm, ...); "
+                "else OAI_HARVESTER_DEFAULT_TRANSFORMER.",
+            ),
             click.option("--batch-size", type=int, help="Records per database commit."),
             click.option(
                 "--request-delay", type=float, help="Seconds between two requests (politeness)."

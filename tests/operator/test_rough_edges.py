@@ -404,3 +404,133 @@ def test_a_silent_endpoint_is_refused_within_the_checks_bound(
     (line,) = refused(result)
     assert "--base-url: " in line and "within the 2 s the whole check may take" in line
     assert db.session.get(OAIHarvester, "c") is None
+
+
+# -- a transformer must fit its target ---------------------------------------------------------
+RDM_TARGET = "records"
+"""InvenioRDM's records service (invenio-rdm-records is installed with the tests)."""
+
+
+class SiteOwnTransformer:
+    """A transformer a site registers itself: neither ours nor an InvenioRDM one."""
+
+    def transform(self, record):
+        return {"metadata": {}}
+
+
+class TitleAdjuster:
+    def adjust(self, record, data):
+        return data
+
+
+@pytest.fixture()
+def site_transformers(app, monkeypatch):
+    """The site's configured transformers, as OAI_HARVESTER_TRANSFORMERS would give them, in
+    the UI and the API application alike."""
+    from operator_helpers import mounted_api_app
+
+    from oarepo_oaipmh_harvester.transformers import TransformerRegistry
+
+    configured = {
+        "site_own": SiteOwnTransformer,
+        "rdm_chain": {"chain": ["oai_dc_rdm", TitleAdjuster]},
+        "dc_chain": {"chain": ["oai_dc", TitleAdjuster]},
+    }
+    for application in (app, mounted_api_app(app)):
+        extension = application.extensions["oarepo-oaipmh-harvester"]
+        monkeypatch.setattr(extension, "transformers", TransformerRegistry(configured))
+
+
+@pytest.mark.parametrize(
+    "prefix, natural",
+    [("oai_dc", "oai_dc_rdm"), ("oai_datacite", "oai_datacite_rdm"), ("lido", "lido_rdm")],
+)
+def test_into_invenio_rdm_without_a_transformer_the_prefixs_rdm_one_is_taken(
+    as_admin, harvesters, provider, prefix, natural
+):
+    body = harvester_data("c", provider.base_url, target=RDM_TARGET, metadata_prefix=prefix)
+    res = as_admin.post(f"{API}/harvesters", json=body)
+    assert res.status_code == 201, res.json
+    assert res.json["transformer"] == natural
+    # Into any other target the site's default stays.
+    res = as_admin.post(f"{API}/harvesters", json=harvester_data("d", provider.base_url))
+    assert res.json["transformer"] == "oai_dc"
+
+
+def test_a_transformer_that_does_not_fit_the_target_is_refused_everywhere(
+    as_admin, cli, harvesters, provider, tmp_path
+):
+    def refusal(**fields) -> str:
+        res = as_admin.post(
+            f"{API}/harvesters", json=harvester_data("c", provider.base_url, **fields)
+        )
+        assert res.status_code == 400, res.json
+        (error,) = res.json["errors"]
+        assert error["field"] == "transformer"
+        return error["messages"][0]
+
+    assert refusal(target=RDM_TARGET, transformer="oai_dc") == (
+        "Transformer 'oai_dc' makes plain data that InvenioRDM's records ('records') refuse: "
+        "choose oai_dc_rdm, the InvenioRDM transformer for oai_dc (or leave it empty for it)."
+    )
+    assert refusal(target=RDM_TARGET, metadata_prefix="marc21").startswith(
+        "InvenioRDM's records ('records') take only what an InvenioRDM transformer makes, and "
+        "none is set for metadata prefix 'marc21' (OAI_HARVESTER_RDM_TRANSFORMERS): choose one "
+        "(lido_rdm, oai_datacite_rdm, oai_dc_rdm"
+    )
+    assert refusal(transformer="oai_datacite_rdm") == (
+        "Transformer 'oai_datacite_rdm' makes InvenioRDM records, and 'oai-sample-records' is "
+        "not InvenioRDM's records service: choose a transformer for it (such as oai_dc), or "
+        "leave it empty."
+    )
+    res = as_admin.put(f"{API}/harvesters/a", json={"target": RDM_TARGET})
+    assert res.status_code == 400 and res.json["errors"][0]["field"] == "transformer"
+    assert db.session.get(OAIHarvester, "c") is None
+
+    lines = refused(
+        cli(
+            "harvester",
+            "create",
+            "--id",
+            "c",
+            "--name",
+            "C",
+            "--base-url",
+            provider.base_url,
+            "--metadata-prefix",
+            "oai_dc",
+            "--target",
+            RDM_TARGET,
+            "--transformer",
+            "oai_dc",
+        )  # fmt: skip
+    )
+    assert lines[0].startswith("Error: Invalid harvester: --transformer: Transformer 'oai_dc'")
+
+    from oarepo_oaipmh_harvester.fixtures import load_harvesters
+
+    path = tmp_path / "harvesters.yaml"
+    path.write_text(
+        f"- {{id: c, name: C, base_url: '{provider.base_url}', metadata_prefix: oai_dc, "
+        f"target: {RDM_TARGET}}}\n"
+        f"- {{id: e, name: E, base_url: '{provider.base_url}', metadata_prefix: oai_dc, "
+        f"target: {RDM_TARGET}, transformer: oai_dc}}\n"
+    )
+    result = load_harvesters(path)
+    assert result.created == ["c"] and db.session.get(OAIHarvester, "c").transformer == "oai_dc_rdm"
+    assert "transformer: Transformer 'oai_dc' makes plain data" in result.errors[0]
+
+
+def test_chains_follow_their_first_step_and_the_sites_own_transformers_go_anywhere(
+    as_admin, harvesters, provider, site_transformers
+):
+    def created(harvester_id: str, **fields) -> int:
+        body = harvester_data(harvester_id, provider.base_url, **fields)
+        return as_admin.post(f"{API}/harvesters", json=body).status_code
+
+    assert created("c", target=RDM_TARGET, transformer="rdm_chain") == 201
+    assert created("d", target=RDM_TARGET, transformer="dc_chain") == 400
+    assert created("e", transformer="rdm_chain") == 400
+    assert created("f", transformer="dc_chain") == 201
+    assert created("g", target=RDM_TARGET, transformer="site_own") == 201
+    assert created("h", transformer="site_own") == 201
