@@ -11,7 +11,18 @@ batch of 100 cost 1.5 times one in a batch of 10 (docs/benchmark.rst). ``None``:
 harvester's batch size."""
 
 OAI_HARVESTER_DEFAULT_TRANSFORMER = "oai_dc"
-"""Transformer used when a harvester names none."""
+"""Transformer used when a harvester names none and its target is not InvenioRDM's records
+(for those, ``OAI_HARVESTER_RDM_TRANSFORMERS``)."""
+
+OAI_HARVESTER_RDM_TRANSFORMERS = {
+    "oai_dc": "oai_dc_rdm",
+    "oai_datacite": "oai_datacite_rdm",
+    "datacite": "oai_datacite_rdm",
+    "lido": "lido_rdm",
+}
+"""Transformer used, by metadata prefix, when a harvester into InvenioRDM's records names none:
+InvenioRDM takes only what an InvenioRDM transformer makes (``oai_dc`` would make records it
+refuses). A prefix not listed needs the transformer named."""
 
 OAI_HARVESTER_TRANSFORMERS = {}
 """Extra transformers, ``{name: "module:Class"}`` or ``{name: class}``, a transformer with
@@ -167,6 +178,11 @@ OAI_HARVESTER_PREFLIGHT_CHECK = True
 """Ask the provider (Identify, formats, sets) before a harvester is created or its endpoint,
 prefix or sets change; callers can skip it (``check=False``, ``--no-check``, ``?check=false``)."""
 
+OAI_HARVESTER_PREFLIGHT_TIMEOUT = 15.0
+"""Seconds the whole preflight check may take (every request and retry of it): an operator
+waits for it in a form, and an endpoint that accepts connections but never answers would hold
+them for about half a minute. Past it, the harvester is refused naming this bound."""
+
 OAI_HARVESTER_PERMISSION_POLICY = "oarepo_oaipmh_harvester.permissions:HarvesterPermissionPolicy"
 """Permission policy of harvesters and their runs (a class or an import string)."""
 
@@ -216,7 +232,7 @@ OAI_HARVESTER_ADMIN_HARVESTERS_SORT_OPTIONS = {
 """Sort options offered by the "OAI-PMH harvesters" admin list (keys of the service's sorts)."""
 
 OAI_HARVESTER_ADMIN_RECORDS_SEARCH = {
-    "facets": ["harvester", "deleted", "has_errors"],
+    "facets": ["harvester", "deleted", "has_errors", "has_warnings"],
     "sort": ["newest", "oldest", "identifier", "datestamp"],
 }
 """Search page of the "OAI-PMH harvested records" admin list."""
@@ -233,6 +249,7 @@ OAI_HARVESTER_ADMIN_RECORDS_FACETS = {
     "harvester": {"title": "Harvester", "ui": {"field": "harvester"}},
     "deleted": {"title": "Deleted at the source", "ui": {"field": "deleted"}},
     "has_errors": {"title": "With errors", "ui": {"field": "has_errors"}},
+    "has_warnings": {"title": "With warnings", "ui": {"field": "has_warnings"}},
 }
 """Facets of the "OAI-PMH harvested records" admin list (aggregations of the records API)."""
 

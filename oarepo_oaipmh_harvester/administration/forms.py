@@ -207,7 +207,14 @@ FORM_FIELDS = {
         "text": _("Target service"),
         "description": _("The records service that harvested records are written to."),
     },
-    "transformer": {"order": 7, "text": _("Transformer")},
+    "transformer": {
+        "order": 7,
+        "text": _("Transformer"),
+        "description": _(
+            "Empty: into InvenioRDM's records the one for the metadata prefix (oai_dc_rdm for "
+            "oai_dc), else the site's default (oai_dc)."
+        ),
+    },
     "batch_size": {"order": 8, "text": _("Batch size")},
     "request_delay": {
         "order": 8.5,
@@ -225,7 +232,7 @@ FORM_FIELDS = {
         "allowAdditions": True,
         "description": _(
             "Users who may see this harvester, its records and runs, start it, and who "
-            "receive its run reports (choose by e-mail, or type a user id)."
+            "receive its run reports (choose by e-mail, or type a user id or e-mail address)."
         ),
     },
     "owner": {

@@ -42,7 +42,7 @@ class HarvestedRecordAdminMixin(ApiEndpointByName):
 
 
 class HarvestedRecordListView(HarvestedRecordAdminMixin, AdminResourceListView):
-    """OAI-PMH harvested records, with facets: harvester, deleted, with errors."""
+    """OAI-PMH harvested records, with facets: harvester, deleted, with errors, with warnings."""
 
     name = "oai-harvested-records"
     title = _("OAI-PMH harvested records")

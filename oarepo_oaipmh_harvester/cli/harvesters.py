@@ -38,7 +38,12 @@ def _harvester_options(required: bool):
                 "--set", "setspecs", multiple=True, help="Set spec; repeat for several sets."
             ),
             click.option("--target", required=required, help="Service id of the target."),
-            click.option("--transformer", help="Transformer name (default from config)."),
+            click.option(
+                "--transformer",
+                help="Transformer name. Default: into InvenioRDM's records, the one for the "
+                "metadata prefix (OAI_HARVESTER_RDM_TRANSFORMERS: oai_dc -> oai_dc_rdm, ...); "
+                "else OAI_HARVESTER_DEFAULT_TRANSFORMER.",
+            ),
             click.option("--batch-size", type=int, help="Records per database commit."),
             click.option(
                 "--request-delay", type=float, help="Seconds between two requests (politeness)."
@@ -47,9 +52,9 @@ def _harvester_options(required: bool):
             click.option(
                 "--manager",
                 "harvest_managers",
-                type=int,
                 multiple=True,
-                help="Harvest manager user id; repeat.",
+                metavar="USER",
+                help="Harvest manager: a user id or e-mail address; repeat.",
             ),
             click.option(
                 "--owner",
@@ -297,5 +302,13 @@ def list_harvesters(as_json: bool) -> None:
         state = "" if h.get("active", True) else "\tpaused"
         click.echo(
             f"{h['id']}\t{h['base_url']}\t{h['metadata_prefix']}\tsets={sets}\t-> {h['target']}"
-            f"{state}"
+            f"\tcredentials={_credentials_in_brief(h['credentials'])}{state}"
         )
+
+
+def _credentials_in_brief(summary: dict[str, Any]) -> str:
+    """Which credentials a harvester sends, never their values: ``login,header:X-Api-Key``."""
+    auth = summary.get("auth")
+    parts = {"set": ["login"], "unreadable": ["unreadable"]}.get(auth, [])
+    parts += [f"header:{name}" for name in summary.get("headers") or {}]
+    return ",".join(parts) or "none"

@@ -215,12 +215,19 @@ def purge_harvester(harvester_id: str, forget: bool, confirm: str | None) -> Non
 @click.argument("harvester_id")
 @json_output
 @switch("--errors-only", help="Only records whose last attempt failed.")
+@switch(
+    "--warnings",
+    "with_warnings",
+    help="Only records with warnings (a character XML forbids, a bad datestamp, a "
+    "transformer's note); with --errors-only, those with both.",
+)
 @with_appcontext
-def records(harvester_id: str, as_json: bool, errors_only: bool) -> None:
-    """List the records a harvester tracks."""
+def records(harvester_id: str, as_json: bool, errors_only: bool, with_warnings: bool) -> None:
+    """List the records a harvester tracks: identifier, datestamp, local record or state,
+    errors, and the number of warnings with the first (--json: all of them)."""
     try:
         rows = current_harvester_service.tracked_records(
-            system_identity, harvester_id, errors_only=errors_only
+            system_identity, harvester_id, errors_only=errors_only, with_warnings=with_warnings
         )
     except HarvesterServiceError as error:
         fail(refusal(error, "Refused"))
@@ -231,6 +238,7 @@ def records(harvester_id: str, as_json: bool, errors_only: bool) -> None:
             "deleted": row.deleted,
             "local_pid": row.local_pid,
             "errors": row.errors or [],
+            "warnings": row.warnings or [],
             "harvested_at": row.harvested_at.isoformat() if row.harvested_at else None,
         }
         for row in rows
@@ -241,4 +249,16 @@ def records(harvester_id: str, as_json: bool, errors_only: bool) -> None:
     for item in data:
         state = "deleted" if item["deleted"] else (item["local_pid"] or "-")
         errors = f"\terrors: {'; '.join(item['errors'])}" if item["errors"] else ""
-        click.echo(f"{item['oai_identifier']}\t{item['datestamp']}\t{state}{errors}")
+        # A row of a record never fetched has no datestamp.
+        click.echo(
+            f"{item['oai_identifier']}\t{item['datestamp'] or '-'}\t{state}{errors}"
+            f"{_warnings_in_brief(item['warnings'])}"
+        )
+
+
+def _warnings_in_brief(warnings: list[str]) -> str:
+    """A row's warnings in a listing: how many, and the first (``--json`` has them all)."""
+    if not warnings:
+        return ""
+    more = f" (+{len(warnings) - 1} more)" if len(warnings) > 1 else ""
+    return f"\twarnings: {len(warnings)}: {warnings[0]}{more}"

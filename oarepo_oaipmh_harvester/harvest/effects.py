@@ -50,7 +50,13 @@ class Writes(Protocol):
     def update_row(self, tracking: TrackingStore, identifier: str, **values: Any) -> None: ...
 
     def track_failure(
-        self, tracking: TrackingStore, identifier: str, message: str, *, retry_backoff: float
+        self,
+        tracking: TrackingStore,
+        identifier: str,
+        message: str,
+        *,
+        retry_backoff: float,
+        tracked_only: bool = False,
     ) -> None: ...
 
     def mark_seen(self, tracking: TrackingStore, identifiers: Sequence[str]) -> None: ...
@@ -100,10 +106,18 @@ class KeptWrites:
         tracking.update(identifier, **values)
 
     def track_failure(
-        self, tracking: TrackingStore, identifier: str, message: str, *, retry_backoff: float
+        self,
+        tracking: TrackingStore,
+        identifier: str,
+        message: str,
+        *,
+        retry_backoff: float,
+        tracked_only: bool = False,
     ) -> None:
         """A record the provider would not serve: its error on its row."""
-        tracking.track_failure(identifier, message, retry_backoff=retry_backoff)
+        tracking.track_failure(
+            identifier, message, retry_backoff=retry_backoff, tracked_only=tracked_only
+        )
 
     def mark_seen(self, tracking: TrackingStore, identifiers: Sequence[str]) -> None:
         """Live identifiers listed by a reconciliation: stamped with the run."""
@@ -168,7 +182,13 @@ class DryRun:
         """Nothing is stamped on a row."""
 
     def track_failure(
-        self, tracking: TrackingStore, identifier: str, message: str, *, retry_backoff: float
+        self,
+        tracking: TrackingStore,
+        identifier: str,
+        message: str,
+        *,
+        retry_backoff: float,
+        tracked_only: bool = False,
     ) -> None:
         self.report.examined += 1
         self.report.note(identifier, "fail", errors=[message])

@@ -252,7 +252,9 @@ class HarvestRun:
                 asked = tracking.source_identifier(identifier)
                 yield self.client.get_record(asked, self.metadata_prefix)
             except IdDoesNotExist as error:
-                self._track_failure(identifier, str(error), counts)
+                # Counted and reported by the run; a row only where the record was harvested
+                # before (it is gone now): an identifier mistyped or never there gets none.
+                self._track_failure(identifier, str(error), counts, tracked_only=True)
             except OAITransportError as error:
                 if error.status_code is None:
                     raise  # no answer at all: the provider is down, not this record
@@ -264,10 +266,16 @@ class HarvestRun:
                 )
                 self._track_failure(identifier, message, counts)
 
-    def _track_failure(self, identifier: str, message: str, counts: WriteCounts) -> None:
+    def _track_failure(
+        self, identifier: str, message: str, counts: WriteCounts, *, tracked_only: bool = False
+    ) -> None:
         counts.fail(identifier, message)
         self.writes.track_failure(
-            self.writer.tracking, identifier, message, retry_backoff=self.writer.retry_backoff
+            self.writer.tracking,
+            identifier,
+            message,
+            retry_backoff=self.writer.retry_backoff,
+            tracked_only=tracked_only,
         )
 
     # -- reconciliation and retries --------------------------------------------------------

@@ -290,11 +290,16 @@ class TrackingStore:
         self.save([], [tracking_key(identifier) for identifier in identifiers if identifier])
         db.session.commit()
 
-    def track_failure(self, identifier: str, message: str, *, retry_backoff: float) -> None:
+    def track_failure(
+        self, identifier: str, message: str, *, retry_backoff: float, tracked_only: bool = False
+    ) -> None:
         """Record an error on an identifier that could not even be fetched (idDoesNotExist),
-        counting it as a failed attempt."""
+        counting it as a failed attempt. With `tracked_only`, only on a row that exists: an
+        identifier the provider never had gets no row (it would stay, failing, for ever)."""
         now = datetime.now(UTC)
         known = self.load([identifier]).get(identifier)
+        if known is None and tracked_only:
+            return
         attempts = (known["attempts"] if known else 0) + 1
         row = {
             "harvester_id": self.harvester_id,

@@ -76,13 +76,15 @@ class _GuardedConnection:
     def request(self, *args: Any, **kwargs: Any) -> None:
         exchange = deadline.current()
         if exchange is not None:
+            if not exchange.expired:
+                exchange.start(getattr(self, "sock", None))
             if exchange.expired:
-                # urllib3 retrying after the deadline shut the socket: no further attempt.
+                # urllib3 retrying after the deadline shut the socket, or a budget spent: no
+                # further attempt.
                 raise RequestDeadlineExceeded(
                     f"The request deadline of {exchange.seconds:g}s (request_deadline) passed.",
                     deadline=exchange.seconds,
                 )
-            exchange.start(getattr(self, "sock", None))
         super().request(*args, **kwargs)  # type: ignore[misc]
         if exchange is not None:
             # Connected now (a new connection connects while sending): the status line,

@@ -8,6 +8,10 @@ passes, a timer shuts the connection's socket down: whatever read is blocked ret
 once, wherever it is (status line, headers or body), and the transport reports
 :class:`~.errors.RequestDeadlineExceeded`.  Checking the clock between chunks alone would not
 do: one read of a chunk can itself take as long as the provider likes.
+
+A :class:`Budget` bounds a series of exchanges (the preflight check, which an operator waits
+for): while one is :func:`spending`, every exchange this thread starts is armed for what is
+left of it at most, and no retry waits past it.
 """
 
 from __future__ import annotations
@@ -32,6 +36,38 @@ def _shutdown(sock: socket.socket | None) -> None:
         pass
 
 
+class Budget:
+    """The total time a series of exchanges may take, the waits between retries included."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.ends_at = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        return max(self.ends_at - time.monotonic(), 0.0)
+
+    @property
+    def spent(self) -> bool:
+        return self.remaining() <= 0
+
+
+def current_budget() -> Budget | None:
+    """The budget this thread's exchanges are spending, if any."""
+    return getattr(_current, "budget", None)
+
+
+@contextmanager
+def spending(seconds: float | None) -> Iterator[Budget | None]:
+    """Bound every exchange this thread starts in the block by `seconds` in all (None: no
+    bound beyond each exchange's own deadline)."""
+    previous = current_budget()
+    _current.budget = Budget(seconds) if seconds is not None else None
+    try:
+        yield _current.budget
+    finally:
+        _current.budget = previous
+
+
 class Exchange:
     """The deadline of one HTTP exchange: armed by :meth:`start`, ended by :meth:`finish`."""
 
@@ -39,6 +75,7 @@ class Exchange:
         self.seconds = seconds
         self.expired = False
         self.started_at: float | None = None
+        self._armed_for = seconds
         self._sock: socket.socket | None = None
         self._timer: threading.Timer | None = None
         self._lock = threading.Lock()
@@ -48,7 +85,8 @@ class Exchange:
         """The deadline counts from now; ``sock`` is shut down when it passes.
 
         Called again for the next attempt of the same request (urllib3 retries), which gets
-        a full deadline of its own - unless this one has already passed.
+        a full deadline of its own - unless this one has already passed. Within a
+        :class:`Budget`, no more than what is left of it; nothing left: expired at once.
         """
         with self._lock:
             if self._done or self.expired:
@@ -57,7 +95,13 @@ class Exchange:
                 self._timer.cancel()
             self.started_at = time.monotonic()
             self._sock = sock
-            self._timer = threading.Timer(self.seconds, self._expire)
+            budget = current_budget()
+            self._armed_for = min(self.seconds, budget.remaining()) if budget else self.seconds
+            if self._armed_for <= 0:
+                self.expired = True
+                _shutdown(sock)
+                return
+            self._timer = threading.Timer(self._armed_for, self._expire)
             self._timer.daemon = True
             self._timer.start()
 
@@ -93,7 +137,9 @@ class Exchange:
         """Whether the deadline has passed (the timer may not have fired yet)."""
         if self.expired:
             return True
-        return self.started_at is not None and time.monotonic() - self.started_at > self.seconds
+        return (
+            self.started_at is not None and time.monotonic() - self.started_at > self._armed_for
+        )
 
     def _expire(self) -> None:
         with self._lock:
@@ -128,4 +174,4 @@ def active(exchange: Exchange) -> Iterator[Exchange]:
         exchange.finish()
 
 
-__all__ = ["Exchange", "active", "current"]
+__all__ = ["Budget", "Exchange", "active", "current", "current_budget", "spending"]

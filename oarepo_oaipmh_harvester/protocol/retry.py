@@ -95,6 +95,12 @@ class BoundedRetry(Retry):
                 f"{retry.max_wait:.0f}s"
             )
             raise MaxRetryError(_pool, url, reason)  # type: ignore[arg-type]
+        budget = deadline.current_budget()
+        if budget is not None and wait >= budget.remaining():
+            reason = error or ResponseError(
+                f"giving up: no time left for a retry within {budget.seconds:g}s"
+            )
+            raise MaxRetryError(_pool, url, reason)  # type: ignore[arg-type]
         retry.waited += wait
         retry.next_wait = wait
         cause = f"HTTP {response.status}" if response is not None else describe_failure(error)

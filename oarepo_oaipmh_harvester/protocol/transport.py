@@ -189,7 +189,12 @@ class Transport:
                     # urllib3 has already handed the response over: retry the whole request.
                     body_failures += 1
                     wait = _backoff(self.backoff_factor, body_failures)
-                    if body_failures > self.max_retries or waited + wait > self.max_retry_wait:
+                    budget = deadline.current_budget()
+                    if (
+                        body_failures > self.max_retries
+                        or waited + wait > self.max_retry_wait
+                        or (budget is not None and wait >= budget.remaining())
+                    ):
                         raise OAITransportError(
                             f"Reading the response from {error.url} failed: "
                             f"{describe_failure(error.cause)} (after {body_failures - 1} retries).",

@@ -84,7 +84,8 @@ error_handlers = {
 
 
 class HarvestedRecordSearchArgsSchema(SearchRequestArgsSchema):
-    """Filters of the records search; facets (harvester, deleted, has_errors) are collected."""
+    """Filters of the records search; facets (harvester, deleted, has_errors, has_warnings)
+    are collected."""
 
     error = ma.fields.String()
     datestamp_from = ma.fields.String()

@@ -74,6 +74,7 @@ class HarvestedRecordSearchOptions(SQLSearchOptions):
         "harvester": {"label": _("Harvester")},
         "deleted": {"label": _("Deleted at the source")},
         "has_errors": {"label": _("With errors")},
+        "has_warnings": {"label": _("With warnings")},
     }
 
 

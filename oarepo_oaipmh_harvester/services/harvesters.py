@@ -206,6 +206,7 @@ class HarvesterService(HarvesterAccessMixin, SQLService):
                 loaded["metadata_prefix"],
                 loaded.get("setspecs") or [],
                 credentials=credentials.provider_credentials(sealed),
+                time_limit=current_app.config["OAI_HARVESTER_PREFLIGHT_TIMEOUT"],
             )
         except credentials.CredentialsUnavailable as error:
             return {"auth": [str(error)]}
@@ -397,9 +398,16 @@ class HarvesterService(HarvesterAccessMixin, SQLService):
         return live_records_of(harvester_id)
 
     def tracked_records(
-        self, identity: Any, harvester_id: str, *, errors_only: bool = False
+        self,
+        identity: Any,
+        harvester_id: str,
+        *,
+        errors_only: bool = False,
+        with_warnings: bool = False,
     ) -> Iterator[OAIHarvestedRecord]:
-        """The tracking rows of a harvester, by identifier (streamed, for the command line).
+        """The tracking rows of a harvester, by identifier (streamed, for the command line):
+        all, or those whose last attempt failed (`errors_only`), left warnings
+        (`with_warnings`), or both.
 
         The harvester is looked up now, not when the rows are first read: an unknown id is
         HarvesterNotFound here, where the caller handles it.
@@ -412,4 +420,6 @@ class HarvesterService(HarvesterAccessMixin, SQLService):
         )
         if errors_only:
             query = query.where(OAIHarvestedRecord.errors.is_not(None))
+        if with_warnings:
+            query = query.where(OAIHarvestedRecord.warnings.is_not(None))
         return iter(db.session.scalars(query.execution_options(yield_per=1000)))

@@ -4,17 +4,21 @@ Decision owned here: which provider answers refuse a harvester's configuration, 
 words.
 
 An operator waits for this answer in a form: it asks with short timeouts and no long retries,
-reports every problem it finds at once (each on its field), and says what went wrong in a plain
-sentence rather than in the HTTP library's words.
+bounds the whole check's time (``OAI_HARVESTER_PREFLIGHT_TIMEOUT``: a provider that accepts the
+connection and never answers would otherwise hold the form for half a minute), reports every
+problem it finds at once (each on its field), and says what went wrong in a plain sentence
+rather than in the HTTP library's words.
 """
 
 from __future__ import annotations
 
 import errno
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..harvest.assembly import build_client
+from ..protocol import deadline
+from ..protocol.client import OAIClient
 from ..protocol.credentials import ProviderCredentials
 from ..protocol.errors import ForbiddenAddress, NoSetHierarchy, OAIHarvestError, limited
 
@@ -74,10 +78,33 @@ def check_provider(
     timeout: tuple[float, float] = (3.0, 15.0),
     max_retries: int = 1,
     credentials: ProviderCredentials | None = None,
+    time_limit: float | None = None,
 ) -> None:
     """Identify, ListMetadataFormats and ListSets (all pages); raise PreflightError on problems.
 
-    `credentials` go with the requests as they would with a run's."""
+    `credentials` go with the requests as they would with a run's; `time_limit` bounds the
+    whole check, retries included (None: each request's own timeouts only)."""
+    with deadline.spending(time_limit) as budget:
+        _check(base_url, metadata_prefix, setspecs, timeout, max_retries, credentials, budget)
+
+
+def _check(
+    base_url: str,
+    metadata_prefix: str,
+    setspecs: Sequence[str],
+    timeout: tuple[float, float],
+    max_retries: int,
+    credentials: ProviderCredentials | None,
+    budget: deadline.Budget | None,
+) -> None:
+    def reason(error: BaseException) -> str:
+        if budget is not None and budget.spent:
+            return (
+                f"no answer within the {budget.seconds:g} s the whole check may take "
+                f"(OAI_HARVESTER_PREFLIGHT_TIMEOUT)"
+            )
+        return plain_reason(error)
+
     errors: dict[str, list[str]] = {}
     with build_client(
         base_url,
@@ -93,7 +120,7 @@ def check_provider(
                 {
                     "base_url": [
                         f"The provider at {limited(base_url)} did not answer Identify: "
-                        f"{plain_reason(error)}."
+                        f"{reason(error)}."
                     ]
                 }
             ) from None
@@ -101,7 +128,7 @@ def check_provider(
             offered = [fmt.prefix for fmt in client.list_metadata_formats()]
         except OAIHarvestError as error:
             errors["metadata_prefix"] = [
-                f"ListMetadataFormats failed at {limited(base_url)}: {plain_reason(error)}."
+                f"ListMetadataFormats failed at {limited(base_url)}: {reason(error)}."
             ]
         else:
             if metadata_prefix not in offered:
@@ -110,20 +137,24 @@ def check_provider(
                     f"(it offers: {limited(', '.join(offered)) or 'nothing'})."
                 ]
         if setspecs:
-            _check_sets(client, base_url, setspecs, errors)
+            _check_sets(client, base_url, setspecs, errors, reason)
     if errors:
         raise PreflightError(errors)
 
 
 def _check_sets(
-    client, base_url: str, setspecs: Sequence[str], errors: dict[str, list[str]]
+    client: OAIClient,
+    base_url: str,
+    setspecs: Sequence[str],
+    errors: dict[str, list[str]],
+    reason: Callable[[BaseException], str],
 ) -> None:
     try:
         known = {oai_set.spec for oai_set in client.list_sets()}
     except NoSetHierarchy:
         known = set()
     except OAIHarvestError as error:
-        errors["setspecs"] = [f"ListSets failed at {limited(base_url)}: {plain_reason(error)}."]
+        errors["setspecs"] = [f"ListSets failed at {limited(base_url)}: {reason(error)}."]
         return
     missing = [spec for spec in setspecs if spec not in known]
     if missing:

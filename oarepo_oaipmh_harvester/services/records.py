@@ -58,6 +58,10 @@ class HarvestedRecordView:
         return bool(self.model.errors)
 
     @property
+    def has_warnings(self) -> bool:
+        return bool(self.warnings)
+
+    @property
     def errors(self) -> list[str]:
         return list(self.model.errors or [])
 
@@ -98,7 +102,7 @@ class HarvestedRecordService(SQLService):
     """Search and read tracking rows (SQL); re-harvest one record through a run.
 
     Search arguments: ``q`` (words in the OAI identifier or the local pid), ``harvester``
-    (repeatable), ``deleted`` and ``has_errors`` (true/false), ``error`` (text in an error
+    (repeatable), ``deleted``, ``has_errors`` and ``has_warnings`` (true/false), ``error`` (text in an error
     message), ``datestamp_from`` and ``datestamp_until`` (inclusive, compared as the provider
     wrote them: ISO dates sort as text), ``run`` (a run id), ``sort``, ``page``, ``size``.
     """
@@ -238,10 +242,13 @@ class HarvestedRecordService(SQLService):
         deleted = _boolean("deleted", _values(params, "deleted"))
         if deleted is not None:
             filters["deleted"] = OAIHarvestedRecord.deleted.is_(deleted)
-        has_errors = _boolean("has_errors", _values(params, "has_errors"))
-        if has_errors is not None:
-            with_errors = OAIHarvestedRecord.errors.is_not(None)
-            filters["has_errors"] = with_errors if has_errors else sa.not_(with_errors)
+        for name, column in (
+            ("has_errors", OAIHarvestedRecord.errors),
+            ("has_warnings", OAIHarvestedRecord.warnings),
+        ):
+            wanted = _boolean(name, _values(params, name))
+            if wanted is not None:
+                filters[name] = column.is_not(None) if wanted else column.is_(None)
         return filters
 
     def _aggregations(self, base: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -251,12 +258,15 @@ class HarvestedRecordService(SQLService):
             "harvester": {str(v) for v in _values(params, "harvester")},
             "deleted": {str(v).lower() for v in _values(params, "deleted")},
             "has_errors": {str(v).lower() for v in _values(params, "has_errors")},
+            "has_warnings": {str(v).lower() for v in _values(params, "has_warnings")},
         }
-        has_errors = sa.case((OAIHarvestedRecord.errors.is_not(None), True), else_=False)
         columns = {
             "harvester": OAIHarvestedRecord.harvester_id,
             "deleted": OAIHarvestedRecord.deleted,
-            "has_errors": has_errors,
+            "has_errors": sa.case((OAIHarvestedRecord.errors.is_not(None), True), else_=False),
+            "has_warnings": sa.case(
+                (OAIHarvestedRecord.warnings.is_not(None), True), else_=False
+            ),
         }
         aggregations = {}
         for name, column in columns.items():

@@ -28,6 +28,7 @@ from ..models import OAIHarvester
 from ..proxies import current_oai_harvester
 from ..text import StorableText, echoed, field_reference, is_storable
 from ..transformers.rdm.base import MissingCreator
+from ..transformers.registry import TransformerOutput
 from .fields import AuthSchema, RequestHeaders, SetCommunities
 from .targets import writable_target_ids
 
@@ -76,6 +77,7 @@ class UserReference(fields.Integer):
     and an operator at a command line knows the address)."""
 
     def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("error_messages", {"invalid": "Give a user id or e-mail address."})
         super().__init__(strict=False, **kwargs)
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int:
@@ -155,7 +157,8 @@ class HarvesterSchema(Schema):
     batch_size = fields.Integer(
         load_default=None, allow_none=True, validate=validate.Range(min=1, max=10000)
     )
-    harvest_managers = PlainList(fields.Integer(strict=False), load_default=list)
+    # User ids or e-mail addresses, as `owner`: ids differ between instances.
+    harvest_managers = PlainList(UserReference(), load_default=list)
     request_delay = fields.Float(
         load_default=None, allow_none=True, validate=validate.Range(min=0, max=600)
     )
@@ -326,11 +329,21 @@ class HarvesterSchema(Schema):
             raise ValidationError(problems, field_name="set_communities")
 
     @validates_schema
+    def _transformer_fits_the_target(self, data: dict, **kwargs: Any) -> None:
+        """InvenioRDM's records take only what an InvenioRDM transformer makes, and nothing
+        else takes that; a transformer the site registered itself is trusted to know."""
+        problem = transformer_misfit(
+            data.get("target"), data.get("metadata_prefix"), data.get("transformer")
+        )
+        if problem:
+            raise ValidationError(problem, field_name="transformer")
+
+    @validates_schema
     def _missing_creator_fits_the_transformer(self, data: dict, **kwargs: Any) -> None:
         if data.get("missing_creator") is None:
             return
-        transformer = (
-            data.get("transformer") or current_app.config["OAI_HARVESTER_DEFAULT_TRANSFORMER"]
+        transformer = data.get("transformer") or default_transformer(
+            data.get("target"), data.get("metadata_prefix")
         )
         if not current_oai_harvester.transformers.takes(transformer, "missing_creator"):
             raise ValidationError(
@@ -347,6 +360,83 @@ class HarvesterSchema(Schema):
             raise ValidationError(
                 f"Unknown transformer {echoed(value)} (known: {', '.join(transformers.names())})."
             )
+
+
+def target_is_rdm(target: str | None) -> bool:
+    """Whether the records service `target` keeps InvenioRDM's records."""
+    from invenio_records_resources.proxies import current_service_registry
+
+    from ..harvest.targets import is_rdm_service
+
+    if target not in writable_target_ids():
+        return False
+    return is_rdm_service(current_service_registry.get(target))
+
+
+def default_transformer(target: str | None, metadata_prefix: str | None) -> str:
+    """The transformer of a harvester that names none: into InvenioRDM's records, the one for
+    its metadata prefix (OAI_HARVESTER_RDM_TRANSFORMERS); else
+    OAI_HARVESTER_DEFAULT_TRANSFORMER."""
+    config = current_app.config
+    if target_is_rdm(target):
+        natural = config["OAI_HARVESTER_RDM_TRANSFORMERS"].get(metadata_prefix or "")
+        if natural:
+            return natural
+    return config["OAI_HARVESTER_DEFAULT_TRANSFORMER"]
+
+
+def _output_of(name: str) -> TransformerOutput | None:
+    try:
+        return current_oai_harvester.transformers.output_of(name)
+    except (KeyError, ValueError):  # unknown or misconfigured: reported where it is used
+        return None
+
+
+def transformer_misfit(
+    target: str | None, metadata_prefix: str | None, transformer: str | None
+) -> str | None:
+    """Why the records of `transformer` (None: the default one) cannot go into `target`, or
+    None when they can (or when the target or the transformer is refused for itself)."""
+    if target not in writable_target_ids():
+        return None
+    name = transformer or default_transformer(target, metadata_prefix)
+    output = _output_of(name)
+    if output is None or output is TransformerOutput.SITE:
+        return None
+    if target_is_rdm(target):
+        if output is TransformerOutput.INVENIORDM:
+            return None
+        rdm_ones = [
+            known
+            for known in current_oai_harvester.transformers.names()
+            if _output_of(known) is TransformerOutput.INVENIORDM
+        ]
+        choices = f"{', '.join(rdm_ones) or 'none is registered'}, or one of the site's own"
+        if transformer is None:
+            return (
+                f"InvenioRDM's records ({echoed(target)}) take only what an InvenioRDM "
+                f"transformer makes, and none is set for metadata prefix "
+                f"{echoed(metadata_prefix)} (OAI_HARVESTER_RDM_TRANSFORMERS): choose one "
+                f"({choices})."
+            )
+        natural = current_app.config["OAI_HARVESTER_RDM_TRANSFORMERS"].get(metadata_prefix or "")
+        advice = (
+            f"choose {natural}, the InvenioRDM transformer for {metadata_prefix} (or leave it "
+            f"empty for it)"
+            if natural
+            else f"choose an InvenioRDM transformer ({choices})"
+        )
+        return (
+            f"Transformer {echoed(name)} makes {output.value} that InvenioRDM's records "
+            f"({echoed(target)}) refuse: {advice}."
+        )
+    if output is TransformerOutput.INVENIORDM:
+        return (
+            f"Transformer {echoed(name)} makes InvenioRDM records, and {echoed(target)} is not "
+            f"InvenioRDM's records service: choose a transformer for it (such as "
+            f"{current_app.config['OAI_HARVESTER_DEFAULT_TRANSFORMER']}), or leave it empty."
+        )
+    return None
 
 
 def missing_creator_in_words(transformer: str, stored: str | None) -> str:
@@ -387,7 +477,7 @@ def apply_defaults(data: dict) -> dict:
     config = current_app.config
     data = dict(data)
     if data.get("transformer") is None:
-        data["transformer"] = config["OAI_HARVESTER_DEFAULT_TRANSFORMER"]
+        data["transformer"] = default_transformer(data.get("target"), data.get("metadata_prefix"))
     if data.get("batch_size") is None:
         data["batch_size"] = config["OAI_HARVESTER_DEFAULT_BATCH_SIZE"]
     defaults = TargetOptions()
@@ -415,6 +505,7 @@ class HarvestedRecordSchema(Schema):
     deleted = fields.Boolean(dump_only=True)
     local_pid = fields.String(dump_only=True, allow_none=True)
     has_errors = fields.Boolean(dump_only=True)
+    has_warnings = fields.Boolean(dump_only=True)
     state = fields.Method("_state", dump_only=True)
     errors_summary = fields.Method("_errors_summary", dump_only=True)
     errors = fields.List(fields.String(), dump_only=True)

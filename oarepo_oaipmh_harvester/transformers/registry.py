@@ -9,6 +9,7 @@ first record.
 
 from __future__ import annotations
 
+import enum
 import inspect
 from collections.abc import Mapping, Sequence
 from importlib.metadata import entry_points
@@ -46,6 +47,17 @@ class TransformerChain:
 
 
 _SPEC_KEYS = {"transformer", "options"}
+
+
+class TransformerOutput(enum.Enum):
+    """What a transformer's records are, for the check that they fit the target."""
+
+    INVENIORDM = "InvenioRDM records"
+    """An InvenioRDM transformer (its first step an RDMTransformer): for InvenioRDM only."""
+    PLAIN = "plain data"
+    """One of this package's others (``oai_dc``): never for InvenioRDM."""
+    SITE = "the site's own"
+    """A transformer the site registered itself: it knows where it fits."""
 
 
 class TransformerRegistry:
@@ -101,6 +113,19 @@ class TransformerRegistry:
         options configured for it."""
         factory, options = self._resolved_steps(name)[0]
         return factory, dict(options)
+
+    def output_of(self, name: str) -> TransformerOutput:
+        """What the transformer (or chain) `name` makes, by its step that transforms the
+        record (KeyError or ValueError for an unknown or misconfigured name)."""
+        from .rdm.base import RDMTransformer
+
+        factory, _ = self._resolved_steps(name)[0]
+        kind = factory if isinstance(factory, type) else type(factory)
+        if issubclass(kind, RDMTransformer):
+            return TransformerOutput.INVENIORDM
+        if kind.__module__.split(".")[0] == __name__.split(".")[0]:
+            return TransformerOutput.PLAIN
+        return TransformerOutput.SITE
 
     def takes(self, name: str, option: str) -> bool:
         """Whether the step of `name` that transforms the record takes the keyword `option`

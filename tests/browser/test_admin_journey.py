@@ -284,7 +284,7 @@ def test_admin_journey(
         results = page.locator("table tbody tr")
         results.first.wait_for()
         body = page.inner_text("body")
-        for facet in ("Harvester", "Deleted at the source", "With errors"):
+        for facet in ("Harvester", "Deleted at the source", "With errors", "With warnings"):
             assert facet in body
         assert "live" in body and "none" in body  # state and errors in words
         shutil.copy(browser.screenshot("records-list"), README_SCREENSHOTS / "records-list.png")

@@ -217,7 +217,7 @@ def test_missing_creator_on_the_command_line_in_a_fixture_and_in_the_list(
     result = run_cli(
         "harvester", "create", "--id", "museum", "--name", "Museum",
         "--base-url", provider.base_url, "--metadata-prefix", "oai_dc",
-        "--target", "oai-sample-records", "--transformer", "oai_dc_rdm",
+        "--target", "records", "--transformer", "oai_dc_rdm",
         "--missing-creator", "Unknown maker", "--no-check",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -239,8 +239,8 @@ def test_missing_creator_on_the_command_line_in_a_fixture_and_in_the_list(
     path = write(
         tmp_path / "harvesters.yaml",
         fixture_text(provider.base_url).replace(
-            "  batch_size: 7",
-            "  batch_size: 7\n  transformer: lido_rdm\n  missing_creator: holder",
+            "target: oai-sample-records\n  batch_size: 7",
+            "target: records\n  batch_size: 7\n  transformer: lido_rdm\n  missing_creator: holder",
         ),
     )
     assert load_harvesters(path).errors == []

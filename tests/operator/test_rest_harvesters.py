@@ -134,7 +134,7 @@ def test_create_invalid_is_400_naming_each_field(as_admin, users):
 def test_missing_creator_over_rest(as_admin, users, provider):
     """Left empty: the transformer's configured default, in words; a choice or a name; a
     transformer that does not take it refuses it on the field."""
-    data = harvester_data("rdm", provider.base_url, transformer="oai_dc_rdm")
+    data = harvester_data("rdm", provider.base_url, target="records", transformer="oai_dc_rdm")
     res = as_admin.post(API, json={**data, "missing_creator": ""})
     assert res.status_code == 201, res.json
     assert res.json["missing_creator"] is None

@@ -3,13 +3,16 @@ the command line through click's runner, REST through the test client."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from factories import harvester_data
 from invenio_db import db
 from invenio_jobs.models import Job
+from operator_helpers import track
 
 from oarepo_oaipmh_harvester.cli import oai
-from oarepo_oaipmh_harvester.models import OAIHarvester
+from oarepo_oaipmh_harvester.models import OAIHarvestedRecord, OAIHarvester
 
 API = "/api/oai-harvest"
 
@@ -233,3 +236,301 @@ def test_harvester_fields_are_refused_in_the_terms_of_each_surface(cli, as_admin
     ]
     (line,) = refused(cli("harvest", "a", "--limit", "3"))
     assert line == "Error: --limit and --json work only with --dry-run (a preview)."
+
+
+# -- harvest managers by id or e-mail address ------------------------------------------------
+def managers_of(harvester_id: str) -> list[int]:
+    db.session.expire_all()
+    return db.session.get(OAIHarvester, harvester_id).harvest_managers
+
+
+def test_harvest_managers_are_user_ids_or_e_mail_addresses_over_rest(
+    as_admin, users, harvesters, provider
+):
+    manager, admin = users.manager.user.id, users.admin.user.id
+    body = harvester_data(
+        "c", provider.base_url, harvest_managers=["Manager@Example.org", str(admin)]
+    )
+    res = as_admin.post(f"{API}/harvesters", json=body)
+    assert res.status_code == 201, res.json
+    assert res.json["harvest_managers"] == [manager, admin] == managers_of("c")
+
+    # The panel's form sends its choices and additions as text.
+    res = as_admin.put(f"{API}/harvesters/c", json={"harvest_managers": "admin@example.org 7"})
+    assert res.status_code == 400
+    assert res.json["errors"] == [{"field": "harvest_managers", "messages": ["No user with id 7."]}]
+    res = as_admin.put(
+        f"{API}/harvesters/c", json={"harvest_managers": "nobody@example.org, plain"}
+    )
+    assert {e["field"]: e["messages"] for e in res.json["errors"]} == {
+        "harvest_managers.0": ["No user with e-mail address 'nobody@example.org'."],
+        "harvest_managers.1": ["Give a user id or e-mail address."],
+    }
+    assert managers_of("c") == [manager, admin]
+    res = as_admin.put(f"{API}/harvesters/c", json={"harvest_managers": "plain@example.org"})
+    assert res.status_code == 200 and managers_of("c") == [users.plain.user.id]
+
+
+def test_harvest_managers_are_user_ids_or_e_mail_addresses_on_the_command_line(
+    cli, users, harvesters, provider
+):
+    manager, admin = users.manager.user.id, users.admin.user.id
+    result = cli(
+        *create_args(provider, "c"), "--manager", "manager@example.org", "--manager", str(admin)
+    )
+    assert result.exit_code == 0, result.output
+    assert managers_of("c") == [manager, admin]
+    (line,) = refused(cli("harvester", "update", "c", "--manager", "nobody@example.org"))
+    assert line == (
+        "Error: Invalid harvester: --manager (0): No user with e-mail address 'nobody@example.org'."
+    )
+    assert managers_of("c") == [manager, admin]
+
+
+# -- per-record warnings in `invenio oai records` and the records search ----------------------
+def test_records_shows_each_rows_warnings_and_filters_by_them(
+    cli, as_admin, harvesters, provider, corpus
+):
+    bad = sorted(corpus.live_identifiers())[4]
+    provider.quirks.bad_datestamp_identifiers = {bad}
+    assert cli("harvest", "a").exit_code == 0
+    track("a", "oai:a:many", warnings=["First warning.", "Second.", "Third."])
+
+    listed = cli("records", "a").output.splitlines()
+    assert len(listed) == 51
+    (warned,) = [line for line in listed if line.startswith(f"{bad}\t")]
+    assert warned.split("\t")[-1].startswith("warnings: 1: ") and "datestamp" in warned
+    (many,) = [line for line in listed if line.startswith("oai:a:many\t")]
+    assert many.endswith("\twarnings: 3: First warning. (+2 more)")
+
+    only_warned = cli("records", "a", "--warnings").output.splitlines()
+    assert [line.split("\t")[0] for line in only_warned] == ["oai:a:many", bad]
+    dumped = json.loads(cli("records", "a", "--warnings", "--json").output)
+    assert dumped[0]["warnings"] == ["First warning.", "Second.", "Third."]
+    assert "datestamp" in dumped[1]["warnings"][0]
+    assert json.loads(cli("records", "a", "--warnings", "--errors-only", "--json").output) == []
+
+    res = as_admin.get(f"{API}/records", query_string={"harvester": "a", "has_warnings": "true"})
+    assert {hit["oai_identifier"] for hit in res.json["hits"]["hits"]} == {"oai:a:many", bad}
+    assert all(hit["has_warnings"] for hit in res.json["hits"]["hits"])
+    buckets = {
+        b["key"]: b["doc_count"] for b in res.json["aggregations"]["has_warnings"]["buckets"]
+    }
+    assert buckets == {"true": 2, "false": 49}
+    res = as_admin.get(f"{API}/records", query_string={"harvester": "a", "has_warnings": "false"})
+    assert res.json["hits"]["total"] == 49
+
+
+# -- an identifier the provider does not have ------------------------------------------------
+def test_an_identifier_the_provider_does_not_have_leaves_no_row_and_no_none(
+    cli, harvesters, provider, corpus
+):
+    result = cli("harvest", "a", "--identifier", "oai:example.org:nope")
+    assert result.exit_code == 1
+    assert "oai:example.org:nope" in result.output and "'idDoesNotExist'" in result.output
+    assert cli("records", "a").output == ""
+    assert db.session.get(OAIHarvestedRecord, ("a", "oai:example.org:nope")) is None
+
+    # A record harvested before and gone from the provider keeps the error on its row, with
+    # the datestamp it had.
+    gone = sorted(corpus.live_identifiers())[0]
+    assert cli("harvest", "a", "--identifier", gone).exit_code == 0
+    datestamp = db.session.get(OAIHarvestedRecord, ("a", gone)).datestamp
+    corpus.purge(gone)
+    assert cli("harvest", "a", "--identifier", gone).exit_code == 1
+    (line,) = cli("records", "a", "--errors-only").output.splitlines()
+    assert line.startswith(f"{gone}\t{datestamp}\t") and "idDoesNotExist" in line
+
+    # A row without a datestamp (an HTTP error for a record never fetched) shows "-".
+    track("a", "oai:a:unfetched", datestamp=None, errors=["Not fetched: HTTP 500"])
+    (line,) = [x for x in cli("records", "a").output.splitlines() if "unfetched" in x]
+    assert line.startswith("oai:a:unfetched\t-\t") and "None" not in line
+
+
+# -- harvester list ----------------------------------------------------------------------------
+def test_harvester_list_says_which_credentials_are_set_and_never_their_values(
+    cli, harvesters, tmp_path
+):
+    secret = tmp_path / "password"
+    secret.write_text("s3cret-value\n")
+    result = cli(
+        "harvester", "update", "b", "--auth-user", "harvester", "--auth-password-file",
+        str(secret), "--header", "X-Api-Key: t0ken-value",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    listed = {line.split("\t")[0]: line for line in cli("harvester", "list").output.splitlines()}
+    assert "\tcredentials=none" in listed["a"]
+    assert "\tcredentials=login,header:X-Api-Key" in listed["b"]
+    assert "s3cret" not in listed["b"] and "t0ken" not in listed["b"]
+
+
+# -- the preflight check's time is bounded ------------------------------------------------------
+@pytest.fixture()
+def silent_endpoint():
+    """A real TCP server that accepts connections (the kernel does, from its backlog) and never
+    answers a byte: what a hung provider looks like."""
+    import socket
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/oai"
+
+
+def test_a_silent_endpoint_is_refused_within_the_checks_bound(
+    cli, as_admin, harvesters, set_config, silent_endpoint, app
+):
+    import time
+
+    assert app.config["OAI_HARVESTER_PREFLIGHT_TIMEOUT"] == 15.0
+    set_config(OAI_HARVESTER_PREFLIGHT_CHECK=True, OAI_HARVESTER_PREFLIGHT_TIMEOUT=2.0)
+    started = time.monotonic()
+    res = as_admin.post(f"{API}/harvesters", json=harvester_data("c", silent_endpoint))
+    took = time.monotonic() - started
+    assert res.status_code == 400 and 1.5 < took < 5, (took, res.json)
+    (error,) = res.json["errors"]
+    assert error["field"] == "base_url"
+    assert error["messages"][0].endswith(
+        "did not answer Identify: no answer within the 2 s the whole check may take "
+        "(OAI_HARVESTER_PREFLIGHT_TIMEOUT)."
+    )
+
+    started = time.monotonic()
+    result = cli(
+        "harvester", "create", "--id", "c", "--name", "C", "--base-url", silent_endpoint,
+        "--metadata-prefix", "oai_dc", "--target", "oai-sample-records",
+    )  # fmt: skip
+    assert time.monotonic() - started < 5
+    (line,) = refused(result)
+    assert "--base-url: " in line and "within the 2 s the whole check may take" in line
+    assert db.session.get(OAIHarvester, "c") is None
+
+
+# -- a transformer must fit its target ---------------------------------------------------------
+RDM_TARGET = "records"
+"""InvenioRDM's records service (invenio-rdm-records is installed with the tests)."""
+
+
+class SiteOwnTransformer:
+    """A transformer a site registers itself: neither ours nor an InvenioRDM one."""
+
+    def transform(self, record):
+        return {"metadata": {}}
+
+
+class TitleAdjuster:
+    def adjust(self, record, data):
+        return data
+
+
+@pytest.fixture()
+def site_transformers(app, monkeypatch):
+    """The site's configured transformers, as OAI_HARVESTER_TRANSFORMERS would give them, in
+    the UI and the API application alike."""
+    from operator_helpers import mounted_api_app
+
+    from oarepo_oaipmh_harvester.transformers import TransformerRegistry
+
+    configured = {
+        "site_own": SiteOwnTransformer,
+        "rdm_chain": {"chain": ["oai_dc_rdm", TitleAdjuster]},
+        "dc_chain": {"chain": ["oai_dc", TitleAdjuster]},
+    }
+    for application in (app, mounted_api_app(app)):
+        extension = application.extensions["oarepo-oaipmh-harvester"]
+        monkeypatch.setattr(extension, "transformers", TransformerRegistry(configured))
+
+
+@pytest.mark.parametrize(
+    "prefix, natural",
+    [("oai_dc", "oai_dc_rdm"), ("oai_datacite", "oai_datacite_rdm"), ("lido", "lido_rdm")],
+)
+def test_into_invenio_rdm_without_a_transformer_the_prefixs_rdm_one_is_taken(
+    as_admin, harvesters, provider, prefix, natural
+):
+    body = harvester_data("c", provider.base_url, target=RDM_TARGET, metadata_prefix=prefix)
+    res = as_admin.post(f"{API}/harvesters", json=body)
+    assert res.status_code == 201, res.json
+    assert res.json["transformer"] == natural
+    # Into any other target the site's default stays.
+    res = as_admin.post(f"{API}/harvesters", json=harvester_data("d", provider.base_url))
+    assert res.json["transformer"] == "oai_dc"
+
+
+def test_a_transformer_that_does_not_fit_the_target_is_refused_everywhere(
+    as_admin, cli, harvesters, provider, tmp_path
+):
+    def refusal(**fields) -> str:
+        res = as_admin.post(
+            f"{API}/harvesters", json=harvester_data("c", provider.base_url, **fields)
+        )
+        assert res.status_code == 400, res.json
+        (error,) = res.json["errors"]
+        assert error["field"] == "transformer"
+        return error["messages"][0]
+
+    assert refusal(target=RDM_TARGET, transformer="oai_dc") == (
+        "Transformer 'oai_dc' makes plain data that InvenioRDM's records ('records') refuse: "
+        "choose oai_dc_rdm, the InvenioRDM transformer for oai_dc (or leave it empty for it)."
+    )
+    assert refusal(target=RDM_TARGET, metadata_prefix="marc21").startswith(
+        "InvenioRDM's records ('records') take only what an InvenioRDM transformer makes, and "
+        "none is set for metadata prefix 'marc21' (OAI_HARVESTER_RDM_TRANSFORMERS): choose one "
+        "(lido_rdm, oai_datacite_rdm, oai_dc_rdm"
+    )
+    assert refusal(transformer="oai_datacite_rdm") == (
+        "Transformer 'oai_datacite_rdm' makes InvenioRDM records, and 'oai-sample-records' is "
+        "not InvenioRDM's records service: choose a transformer for it (such as oai_dc), or "
+        "leave it empty."
+    )
+    res = as_admin.put(f"{API}/harvesters/a", json={"target": RDM_TARGET})
+    assert res.status_code == 400 and res.json["errors"][0]["field"] == "transformer"
+    assert db.session.get(OAIHarvester, "c") is None
+
+    lines = refused(
+        cli(
+            "harvester",
+            "create",
+            "--id",
+            "c",
+            "--name",
+            "C",
+            "--base-url",
+            provider.base_url,
+            "--metadata-prefix",
+            "oai_dc",
+            "--target",
+            RDM_TARGET,
+            "--transformer",
+            "oai_dc",
+        )  # fmt: skip
+    )
+    assert lines[0].startswith("Error: Invalid harvester: --transformer: Transformer 'oai_dc'")
+
+    from oarepo_oaipmh_harvester.fixtures import load_harvesters
+
+    path = tmp_path / "harvesters.yaml"
+    path.write_text(
+        f"- {{id: c, name: C, base_url: '{provider.base_url}', metadata_prefix: oai_dc, "
+        f"target: {RDM_TARGET}}}\n"
+        f"- {{id: e, name: E, base_url: '{provider.base_url}', metadata_prefix: oai_dc, "
+        f"target: {RDM_TARGET}, transformer: oai_dc}}\n"
+    )
+    result = load_harvesters(path)
+    assert result.created == ["c"] and db.session.get(OAIHarvester, "c").transformer == "oai_dc_rdm"
+    assert "transformer: Transformer 'oai_dc' makes plain data" in result.errors[0]
+
+
+def test_chains_follow_their_first_step_and_the_sites_own_transformers_go_anywhere(
+    as_admin, harvesters, provider, site_transformers
+):
+    def created(harvester_id: str, **fields) -> int:
+        body = harvester_data(harvester_id, provider.base_url, **fields)
+        return as_admin.post(f"{API}/harvesters", json=body).status_code
+
+    assert created("c", target=RDM_TARGET, transformer="rdm_chain") == 201
+    assert created("d", target=RDM_TARGET, transformer="dc_chain") == 400
+    assert created("e", transformer="rdm_chain") == 400
+    assert created("f", transformer="dc_chain") == 201
+    assert created("g", target=RDM_TARGET, transformer="site_own") == 201
+    assert created("h", transformer="site_own") == 201

@@ -50,7 +50,7 @@ def test_id_does_not_exist_with_422_is_that_identifiers_error(app, db, clean_ind
     summary = run_harvest("test", identifiers=["oai:example.org:nope"])
 
     assert summary.counts.failed == 1
-    assert "idDoesNotExist" in tracking()["oai:example.org:nope"].errors[0]
+    assert "idDoesNotExist" in summary.counts.failures[0][1]
 
 
 def test_an_http_500_for_one_get_record_is_that_identifiers_error(

@@ -10,6 +10,7 @@ path needs neither invenio-drafts-resources nor invenio-rdm-records).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -28,6 +29,20 @@ from .vocabulary_relations import vocabulary_entries_resolved_once
 
 DRAFT_METHODS = ("edit", "update_draft", "publish")
 """A service with these methods writes its records through drafts."""
+
+
+def is_rdm_service(service: Any) -> bool:
+    """Whether `service` keeps InvenioRDM's records (its record class is rdm-records' own).
+
+    Asked of the modules already imported: a site without invenio-rdm-records has no such
+    service, and the check must not import it."""
+    api = sys.modules.get("invenio_rdm_records.records.api")
+    record_cls = getattr(getattr(service, "config", None), "record_cls", None)
+    return (
+        api is not None
+        and isinstance(record_cls, type)
+        and issubclass(record_cls, (api.RDMRecord, api.RDMDraft))
+    )
 
 
 def is_draft_service(service: Any) -> bool:

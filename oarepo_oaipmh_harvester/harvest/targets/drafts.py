@@ -16,7 +16,8 @@ parent record nor updates metadata.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
@@ -65,6 +66,37 @@ class DoiConflict(Exception):
 
 class CommunityInclusionFailed(Exception):
     """A new record could not join the harvester's community (the record is not written)."""
+
+
+class NoDefaultFilesLocation(Exception):
+    """The site has no default files location, which every draft's files bucket needs."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "InvenioRDM has no default files location, which every draft needs for its files "
+            "bucket (metadata-only records too): create one with `invenio files location "
+            "create --default <name> <uri>`, e.g. `invenio files location create --default "
+            "default-location file:///var/data/invenio-files`, then harvest again."
+        )
+
+
+@contextmanager
+def files_location_named() -> Iterator[None]:
+    """Around what makes a draft: invenio-files-rest's Bucket.create takes the default
+    location's id, and without one fails with "'NoneType' object has no attribute 'id'",
+    which names neither the cause nor the fix."""
+    try:
+        yield
+    except AttributeError as error:
+        if "'NoneType' object has no attribute 'id'" in str(error) and _no_default_location():
+            raise NoDefaultFilesLocation() from error
+        raise
+
+
+def _no_default_location() -> bool:
+    from invenio_files_rest.models import Location
+
+    return Location.get_default() is None
 
 
 class DraftsServiceTarget(TargetAdapter):
@@ -170,7 +202,8 @@ class DraftsServiceTarget(TargetAdapter):
 
     def _create(self, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
         """Create and publish; the caller has made sure that no other record holds the DOI."""
-        draft = self.service.create(self.identity, data, uow=uow)
+        with files_location_named():
+            draft = self.service.create(self.identity, data, uow=uow)
         return self._publish_draft(draft.id, data, uow, draft=draft)
 
     def restore(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
@@ -207,7 +240,8 @@ class DraftsServiceTarget(TargetAdapter):
                 f"The local draft of record {pid} was replaced by the harvested data and "
                 f"published (local_drafts harvest-wins)."
             )
-        self.service.edit(self.identity, pid, uow=uow)
+        with files_location_named():
+            self.service.edit(self.identity, pid, uow=uow)
         draft = self.service.update_draft(self.identity, pid, data, uow=uow)
         # A local draft is not ours to delete: the writer's savepoint brings it back. An
         # edit draft of ours with errors is never kept: the published record stays as it was.
