@@ -58,9 +58,11 @@ def start(app, tmp_path):
 def edited() -> int:
     """Tracking rows that the run under way has written (the edited records)."""
     return read_committed(
-        lambda: db.session.query(OAIHarvestedRecord)
-        .filter_by(harvester_id="sig", datestamp=EDITED)
-        .count()
+        lambda: (
+            db.session.query(OAIHarvestedRecord)
+            .filter_by(harvester_id="sig", datestamp=EDITED)
+            .count()
+        )
     )
 
 
@@ -112,9 +114,7 @@ def test_a_signal_ends_the_run_cancelled_after_its_batch_with_the_watermark_kept
     assert edited() == 50 and live_local_count() == 50
 
 
-def test_a_second_ctrl_c_aborts_at_once_rolling_the_batch_in_flight_back(
-    app, harvested, start
-):
+def test_a_second_ctrl_c_aborts_at_once_rolling_the_batch_in_flight_back(app, harvested, start):
     command = start("harvest", "sig")
     wait_until(lambda: edited() >= BATCH, timeout=120, message="the run wrote nothing")
     command.process.send_signal(signal.SIGINT)
@@ -144,9 +144,7 @@ def backdate(run_id: object) -> None:
     db.session.commit()
 
 
-def test_a_killed_run_is_closed_by_the_next_and_a_live_one_is_not(
-    app, harvested, start, provider
-):
+def test_a_killed_run_is_closed_by_the_next_and_a_live_one_is_not(app, harvested, start, provider):
     command = start("harvest", "sig")
     wait_until(lambda: edited() >= BATCH, timeout=120, message="the run wrote nothing")
     [run] = [run for run in runs_of_sig() if run.status == RunStatusEnum.RUNNING]
