@@ -24,12 +24,12 @@ from invenio_jobs.logging.jobs import EMPTY_JOB_CTX, job_context
 from invenio_jobs.models import Run
 
 from .arguments import task_run_request
-from .harvest.assembly import make_writer, run_harvest
+from .harvest.assembly import interactive_stop, make_writer, run_harvest
 from .harvest.counts import describe_error
 from .harvest.fanout import WritersOfARun, write_subtask
 from .harvest.memory import worker_process_scope
 from .harvest.results import RunOutcome
-from .harvest.stopping import RunStopped, StopSignal, end_run_cancelled
+from .harvest.stopping import RunStopped, StopSignal, end_run_aborted, end_run_cancelled
 from .signals import harvest_finished
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,8 @@ def harvest_oaipmh_records(
     ``arguments.RunArgumentsSchema``, and ``since_source``).
     """
     run_id = _current_run_id()
-    stop = StopSignal(run_id)
+    # In a command-line process, Ctrl-C asks for the stop (harvest_in_process sets it).
+    stop = StopSignal(run_id, also=interactive_stop.get())
     try:
         # Arguments can arrive past every form (a job's stored custom arguments): the same
         # schema, the identifier cap included, holds here too.
@@ -91,6 +92,15 @@ def harvest_oaipmh_records(
     except Exception as error:
         db.session.rollback()
         _announce(harvester_id, run_id, RunOutcome.FAILED, None, describe_error(error))
+        raise
+    except KeyboardInterrupt as interrupted:  # a second Ctrl-C: the batch in flight goes
+        db.session.rollback()
+        message = str(interrupted) or (
+            "Aborted at once (KeyboardInterrupt): the transaction of the batch in flight was "
+            "rolled back, and the watermark did not move."
+        )
+        end_run_aborted(run_id, message)
+        _announce(harvester_id, run_id, RunOutcome.CANCELLED, None, message)
         raise
     if summary.outcome is RunOutcome.PARTIAL_SUCCESS:
         message = summary.message()

@@ -210,8 +210,8 @@ def lock_holder(db_uri):
     import subprocess
     import sys
 
-    if not db_uri.startswith("postgresql"):
-        pytest.skip("The run lock is a PostgreSQL advisory lock; SQLite has one writer anyway.")
+    if not db_uri.startswith(("postgresql", "sqlite:///")) or ":memory:" in db_uri:
+        pytest.skip("The run lock of another process: PostgreSQL, or an SQLite database file.")
     started: list[subprocess.Popen] = []
 
     def hold(harvester_id: str = "test") -> subprocess.Popen:

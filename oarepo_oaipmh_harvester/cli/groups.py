@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -9,6 +10,7 @@ from typing import Any, NoReturn
 import click
 
 from ..services.errors import HarvesterValidationError
+from .terminal import log_off_the_terminal, report_failure
 
 
 def fail(message: str) -> NoReturn:
@@ -56,8 +58,38 @@ json_output = switch("--json", "as_json", help="One JSON document on stdout.")
 """``--json``: the command's result as one document (:func:`echo_json`), nothing else."""
 
 
-@click.group()
-def oai() -> None:
+class OAICommands(click.Group):
+    """`invenio oai`: the one place where every command's failures meet the terminal.
+
+    A failure that no command turned into a message of its own is logged with its trace and
+    shown as one sentence (exit code 1); while a command runs, the log stays off the terminal
+    (``-v``: on it too).
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["oai_command"] = " ".join(args)  # what the operator typed, for the log
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        command = ctx.meta.get("oai_command", "")
+        quiet = contextlib.nullcontext() if ctx.params.get("verbose") else log_off_the_terminal()
+        with quiet:
+            try:
+                return super().invoke(ctx)
+            except (click.ClickException, click.exceptions.Exit, click.Abort):
+                raise
+            except Exception as error:  # noqa: BLE001 - every command's, once, here
+                raise click.ClickException(report_failure(error, command)) from None
+
+
+@click.group(cls=OAICommands)
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Print the application's log here too (a run's log lines, the trace of a failure).",
+)
+def oai(verbose: bool) -> None:
     """OAI-PMH harvesting."""
 
 

@@ -15,6 +15,7 @@ from invenio_access.permissions import system_identity
 
 from ..arguments import SINCE_FORMS
 from ..harvest.results import HarvestProgress, RunOutcome
+from ..harvest.stopping import AbortedAtOnce, interruptible
 from ..proxies import current_harvest_runs_service, current_harvester_service
 from ..services.errors import HarvesterServiceError
 from .groups import echo_json, fail, harvester, json_output, oai, refusal, switch
@@ -157,18 +158,26 @@ def _preview(harvester_id: str, arguments: dict[str, Any], as_json: bool) -> Non
 
 
 def _harvest_here(harvester_id: str, arguments: dict[str, Any], title: str | None = None) -> None:
+    """Run it here; Ctrl-C (or SIGTERM) stops it after the batch in flight, a second one at
+    once. The exit code is 128 + the signal's number then (130 for Ctrl-C)."""
     printer = _ProgressPrinter()
     started = datetime.now(UTC)
     try:
-        run = current_harvest_runs_service.harvest_in_process(
-            system_identity,
-            harvester_id,
-            arguments,
-            progress=printer,
-            **({"title": title} if title else {}),
-        )
+        with interruptible() as interruptions:
+            run = current_harvest_runs_service.harvest_in_process(
+                system_identity,
+                harvester_id,
+                arguments,
+                progress=printer,
+                stop=interruptions.reason,
+                **({"title": title} if title else {}),
+            )
     except HarvesterServiceError as error:
         fail(refusal(error, "Refused"))
+    except AbortedAtOnce as aborted:
+        printer.finish()
+        click.echo(str(aborted), err=True)
+        sys.exit(aborted.exit_code)
     elapsed = (datetime.now(UTC) - started).total_seconds()
     printer.finish()
     counts = printer.last.counts if printer.last else None
@@ -182,7 +191,8 @@ def _harvest_here(harvester_id: str, arguments: dict[str, Any], title: str | Non
     if run.status.name != RunOutcome.SUCCESS.value:
         if run.message:
             click.echo(run.message.strip().splitlines()[0], err=True)
-        sys.exit(1)
+        stopped_here = run.status.name == RunOutcome.CANCELLED.value and interruptions.exit_code
+        sys.exit(interruptions.exit_code if stopped_here else 1)
 
 
 @harvester.command("purge")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
@@ -44,6 +45,12 @@ progress_listener: ContextVar[ProgressCallback | None] = ContextVar(
     "oai_harvest_progress_listener", default=None
 )
 """Set by an interactive caller (the CLI) to watch a run that invenio-jobs executes."""
+
+interactive_stop: ContextVar[Callable[[], str | None] | None] = ContextVar(
+    "oai_harvest_interactive_stop", default=None
+)
+"""Set by an interactive caller (the CLI) that runs a harvest in its process: why the run
+should stop now (Ctrl-C), asked before each batch; None to go on."""
 
 
 def current_settings() -> HarvestSettings:

@@ -101,6 +101,15 @@ class HarvestRun:
         trusted then)."""
         summary = HarvestSummary(harvester_id=self.harvester_id, window=None)
         self.writer.force = request.force
+        try:
+            self._execute(request, summary)
+        except RunStopped:
+            # A stopped run's row counts what its batches wrote, unchanged records included.
+            self.ledger.settle(summary)
+            raise
+        return self._finish(summary)
+
+    def _execute(self, request: RunRequest, summary: HarvestSummary) -> None:
         kind = request.kind
         # A reindex sends every document anyway, a purge removes them.
         if kind not in (RunKind.REINDEX, RunKind.PURGE) and not self.writes.is_dry_run:
@@ -125,7 +134,6 @@ class HarvestRun:
             self._write(summary, batched(self.writes.records(records), self.batch_size))
         else:
             self._harvest(summary, request)
-        return self._finish(summary)
 
     def _harvest(self, summary: HarvestSummary, request: RunRequest) -> None:
         """The list of every scope (set) of the harvester in its window, written; then
@@ -197,6 +205,7 @@ class HarvestRun:
             if is_full and wants_reconcile:
                 self.writes.predict_reconciliation(self.writer.tracking)
             return
+        self.bounds.stop_if_asked(summary.counts.total)  # a stop after the last batch too
         if summary.succeeded and is_full and wants_reconcile:
             self.lock.verify()
             self._reconcile(summary)

@@ -6,12 +6,21 @@ revoke cannot interrupt a task that already runs (threads or solo pool) and, on 
 pool, sends SIGTERM. Either way the run stops at the next batch boundary: every batch it
 wrote is whole (tracking rows and target agree) and nothing after it - reconciliation, the
 watermark - happens.
+
+A harvest run in the foreground (``invenio oai harvest``) is stopped the same way by SIGINT
+(Ctrl-C) or SIGTERM (:class:`Interruptions`); a second one ends it at once, rolling back the
+batch in flight.
 """
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import sqlalchemy as sa
@@ -44,10 +53,14 @@ class RunStopped(Exception):
 
 
 class StopSignal:
-    """Whether the run should stop: a signal arrived, or its invenio-jobs run is CANCELLING."""
+    """Whether the run should stop: a signal arrived, the process that watches the run says
+    so (`also`: the command line's Ctrl-C), or its invenio-jobs run is CANCELLING."""
 
-    def __init__(self, run_id: uuid.UUID | None) -> None:
+    def __init__(
+        self, run_id: uuid.UUID | None, also: Callable[[], str | None] | None = None
+    ) -> None:
         self.run_id = run_id
+        self.also = also
         self._signalled: str | None = None
 
     def signal(self, reason: str) -> None:
@@ -58,6 +71,9 @@ class StopSignal:
         """Why the run must stop now, or None to go on."""
         if self._signalled:
             return self._signalled
+        asked = self.also() if self.also is not None else None
+        if asked:
+            return asked
         if self.run_id is None:
             return None
         # Its own statement, read after the last batch's commit: the request comes from
@@ -92,6 +108,11 @@ class RunBounds:
         self.lock.verify()
         if time.monotonic() > self._deadline:
             raise RunTooLong(self.harvester_id, self.max_seconds)
+        self.stop_if_asked(records_so_far)
+
+    def stop_if_asked(self, records_so_far: int) -> None:
+        """RunStopped if the run was asked to stop (also after its last batch: a stopped run
+        neither reconciles nor moves its watermark)."""
         reason = self.stop.reason()
         if reason:
             raise RunStopped(reason, records_so_far)
@@ -115,6 +136,19 @@ def end_run_cancelled(run_id: uuid.UUID | None, message: str) -> None:
     _STOPPED_RUNS[str(run_id)] = message
 
 
+def end_run_aborted(run_id: uuid.UUID | None, message: str) -> None:
+    """A run that was ended at once (a second Ctrl-C) is CANCELLED now, with `message`: no
+    task result follows that invenio-jobs could end it with."""
+    if run_id is None:
+        return
+    db.session.execute(
+        sa.update(Run)
+        .where(Run.id == run_id)
+        .values(status=RunStatusEnum.CANCELLED, finished_at=datetime.now(UTC), message=message)
+    )
+    db.session.commit()
+
+
 @event.listens_for(Run.status, "set", retval=True)
 def _success_of_a_stopped_run_is_cancelled(
     run: Run, value: Any, old_value: Any, initiator: Any
@@ -122,3 +156,73 @@ def _success_of_a_stopped_run_is_cancelled(
     if value == RunStatusEnum.SUCCESS and _STOPPED_RUNS.pop(str(run.id), None) is not None:
         return RunStatusEnum.CANCELLED
     return value
+
+
+INTERRUPTS = {
+    signal.SIGINT: "SIGINT, Ctrl-C on the command line",
+    signal.SIGTERM: "SIGTERM to the command-line process",
+}
+"""The signals that stop a run in the foreground, and how its message names each."""
+
+
+class AbortedAtOnce(KeyboardInterrupt):
+    """A second SIGINT or SIGTERM: the run ends where it is, without finishing its batch."""
+
+    def __init__(self, received: signal.Signals) -> None:
+        self.signal = received
+        super().__init__(
+            f"Aborted at once by a second signal ({INTERRUPTS[received]}): the transaction of "
+            f"the batch in flight was rolled back, what earlier batches wrote is complete, and "
+            f"the watermark did not move, so the next run harvests the same window again."
+        )
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the signal's number, as a shell reports a process a signal ended."""
+        return 128 + int(self.signal)
+
+
+class Interruptions:
+    """SIGINT (Ctrl-C) and SIGTERM to a process running a harvest in the foreground.
+
+    The first asks the run to stop after the batch in flight (:meth:`reason`, asked before
+    each batch), as Stop in Administration → Jobs does: the run ends CANCELLED with its
+    watermark kept. A second raises :class:`AbortedAtOnce` wherever the run is; the
+    transaction of its batch in flight is then rolled back.
+    """
+
+    def __init__(self) -> None:
+        self.received: signal.Signals | None = None
+
+    def reason(self) -> str | None:
+        """Why the run must stop, once a signal arrived."""
+        return INTERRUPTS[self.received] if self.received is not None else None
+
+    @property
+    def exit_code(self) -> int | None:
+        """128 + the number of the signal that arrived (130 for Ctrl-C), or None."""
+        return 128 + int(self.received) if self.received is not None else None
+
+    def handle(self, signum: int, frame: Any) -> None:
+        received = signal.Signals(signum)
+        if self.received is not None:
+            raise AbortedAtOnce(received)
+        self.received = received
+
+
+@contextmanager
+def interruptible() -> Iterator[Interruptions]:
+    """SIGINT and SIGTERM handled by an :class:`Interruptions` for the block (in the main
+    thread, where Python runs signal handlers; elsewhere they keep their meaning)."""
+    interruptions = Interruptions()
+    if threading.current_thread() is not threading.main_thread():
+        yield interruptions
+        return
+    previous = {received: signal.getsignal(received) for received in INTERRUPTS}
+    for received in INTERRUPTS:
+        signal.signal(received, interruptions.handle)
+    try:
+        yield interruptions
+    finally:
+        for received, handler in previous.items():
+            signal.signal(received, handler if handler is not None else signal.SIG_DFL)

@@ -131,7 +131,7 @@ class HarvesterInUse(HarvesterServiceError):
     """A run holds the harvester's lock: deleting it now would pull its rows from under the run.
 
     `run_id` and `status` name the invenio-jobs run that holds it, when there is one;
-    `holder_pid` is the database session holding the lock.
+    `holder` names who holds the lock (a database session, or a process on SQLite).
     """
 
     def __init__(
@@ -139,17 +139,17 @@ class HarvesterInUse(HarvesterServiceError):
         harvester_id: str,
         run_id: str | None,
         status: str | None,
-        holder_pid: int | None,
+        holder: str | None,
     ) -> None:
         self.harvester_id = harvester_id
         self.run_id = run_id
         self.status = status
-        self.holder_pid = holder_pid
+        self.holder = holder
         if run_id is not None:
             running = f"run {run_id} ({status}) is harvesting it"
         else:
-            session = f" (database session {holder_pid})" if holder_pid else ""
-            running = f"a run outside invenio-jobs{session} is harvesting it"
+            named = f" ({holder})" if holder else ""
+            running = f"a run outside invenio-jobs{named} is harvesting it"
         super().__init__(
             f"Harvester {echoed(harvester_id)} cannot be deleted while {running}; nothing was "
             f"deleted. Wait for the run to end (or stop it in Administration -> Jobs) and "

@@ -25,6 +25,7 @@ from ..arguments import run_request
 from ..harvest.assembly import (
     PurgeNotConfirmed,
     current_settings,
+    interactive_stop,
     progress_listener,
     run_harvest,
 )
@@ -307,6 +308,7 @@ class HarvestRunService(HarvesterAccessMixin, SQLService):
         arguments: dict[str, Any] | None = None,
         *,
         progress: ProgressCallback | None = None,
+        stop: Callable[[], str | None] | None = None,
         title: str = "Command-line harvest",
         **more_arguments: Any,
     ) -> Run:
@@ -315,7 +317,9 @@ class HarvestRunService(HarvesterAccessMixin, SQLService):
         `arguments` (and keyword arguments) are the run arguments (`RunArgumentsSchema`),
         checked as those of every other way to start a run. Without `since` or `full` it
         continues from the stored watermark. Batches are written here too, whatever
-        OAI_HARVESTER_WRITE_MODE says.
+        OAI_HARVESTER_WRITE_MODE says. `progress` is told after every batch; `stop` is asked
+        before every batch why the run should stop (the command line's Ctrl-C), None to go
+        on: the run then ends CANCELLED, its watermark kept.
         """
         if arguments is not None and not isinstance(arguments, dict):
             self.get_harvester(identity, harvester_id, "run")
@@ -349,9 +353,11 @@ class HarvestRunService(HarvesterAccessMixin, SQLService):
         db.session.add(run)
         db.session.commit()
         token = progress_listener.set(progress)
+        stop_token = interactive_stop.set(stop)
         try:
             execute_run.apply(kwargs={"run_id": run.id, "identity_id": str(identity.id)})
         finally:
+            interactive_stop.reset(stop_token)
             progress_listener.reset(token)
         db.session.expire_all()
         return db.session.get(Run, run.id)

@@ -1,10 +1,10 @@
-"""One run per harvester: a second process's run fails at once (or waits), never writes alongside."""
+"""One run per harvester: a second process's run fails at once (or waits), never writes alongside
+(PostgreSQL's advisory lock, or the lock file of an SQLite database)."""
 
 import threading
 import time
 
 import pytest
-import sqlalchemy as sa
 from factories import (
     create_job,
     make_harvester,
@@ -15,23 +15,13 @@ from factories import (
 )
 from invenio_jobs.models import RunStatusEnum
 
-from oarepo_oaipmh_harvester.harvest.lock import HarvesterBusy
+from oarepo_oaipmh_harvester.harvest.lock import HarvesterBusy, holder_of
 
 
 @pytest.fixture()
 def other_process(app, lock_holder):
     """Another process holding the harvester's lock, as a second worker's run would."""
     return lock_holder("test")
-
-
-def advisory_locks_held(db) -> int:
-    """Advisory locks granted in the test database, whoever holds them."""
-    return db.session.execute(
-        sa.text(
-            "SELECT count(*) FROM pg_locks JOIN pg_database ON pg_database.oid = pg_locks.database"
-            " WHERE locktype = 'advisory' AND granted AND datname = current_database()"
-        )
-    ).scalar()
 
 
 def test_second_run_fails_at_once_and_touches_nothing(app, db, provider, other_process):
@@ -76,11 +66,11 @@ def test_waiting_mode_runs_after_the_first_finishes(app, db, clean_index, provid
 
 def test_a_crashed_holder_does_not_lock_for_ever(app, db, clean_index, provider, other_process):
     make_harvester(provider.base_url)
-    assert advisory_locks_held(db) == 1  # the probe below sees the holder's lock
-    other_process.kill()  # SIGKILL: no cleanup; the server drops its connection and the lock
-    other_process.wait()
+    assert holder_of("test", db.engine) is not None  # the probe below sees the holder's lock
+    other_process.kill()  # SIGKILL: no cleanup; PostgreSQL drops its connection and the
+    other_process.wait()  # lock, the kernel its lock file's flock (SQLite)
     wait_until(
-        lambda: advisory_locks_held(db) == 0,
-        message="PostgreSQL to drop the killed holder's connection and its lock",
+        lambda: holder_of("test", db.engine) is None,
+        message="the killed holder's lock to be dropped",
     )
     assert run_harvest("test").succeeded
