@@ -58,9 +58,19 @@ json_output = switch("--json", "as_json", help="One JSON document on stdout.")
 
 @click.group()
 def oai() -> None:
-    """OAI-PMH harvesting."""
+    """OAI-PMH harvesting: harvesters, harvests, repairs and what they tracked.
+
+    \b
+    Example:
+      invenio oai harvest zenodo
+    """
 
 
 @oai.group()
 def harvester() -> None:
-    """Register, change and remove harvesters."""
+    """Register, change and remove harvesters.
+
+    \b
+    Example:
+      invenio oai harvester list
+    """
