@@ -90,9 +90,19 @@ class OAICommands(click.Group):
     help="Print the application's log here too (a run's log lines, the trace of a failure).",
 )
 def oai(verbose: bool) -> None:
-    """OAI-PMH harvesting."""
+    """OAI-PMH harvesting: harvesters, harvests, repairs and what they tracked.
+
+    \b
+    Example:
+      invenio oai harvest zenodo
+    """
 
 
 @oai.group()
 def harvester() -> None:
-    """Register, change and remove harvesters."""
+    """Register, change and remove harvesters.
+
+    \b
+    Example:
+      invenio oai harvester list
+    """

@@ -44,9 +44,16 @@ def _harvester_options(required: bool):
                 "metadata prefix (OAI_HARVESTER_RDM_TRANSFORMERS: oai_dc -> oai_dc_rdm, ...); "
                 "else OAI_HARVESTER_DEFAULT_TRANSFORMER.",
             ),
-            click.option("--batch-size", type=int, help="Records per database commit."),
             click.option(
-                "--request-delay", type=float, help="Seconds between two requests (politeness)."
+                "--batch-size",
+                type=int,
+                help="Records per database commit (default: OAI_HARVESTER_DEFAULT_BATCH_SIZE).",
+            ),
+            click.option(
+                "--request-delay",
+                type=float,
+                help="Seconds between two requests (politeness; default: the site's "
+                "OAI_HARVESTER_REQUEST_DELAY).",
             ),
             click.option("--comment", help="Free text for operators."),
             click.option(
@@ -80,7 +87,7 @@ def _harvester_options(required: bool):
             click.option(
                 "--active/--paused",
                 default=None,
-                help="A paused harvester is left out of the run-all job.",
+                help="A paused harvester is left out of the run-all job (default: active).",
             ),
             click.option("--auth-user", help="User name for the provider (HTTP Basic)."),
             click.option(
@@ -113,10 +120,14 @@ def _harvester_options(required: bool):
 
 
 POLICY_HELP = {
-    "target_adapter": "How records are written: auto (from the service), records, drafts.",
-    "local_drafts": "A local user's open draft of a harvested record: harvest-wins or local-wins.",
-    "invalid_drafts": "The draft of a new record the target refuses: discard or keep (for a curator).",
-    "doi_conflicts": "A harvested DOI held by another local record: fail or take-over.",
+    "target_adapter": "How records are written: auto (from the service; the default), records, "
+    "drafts.",
+    "local_drafts": "A local user's open draft of a harvested record: harvest-wins (the "
+    "default) or local-wins.",
+    "invalid_drafts": "The draft of a new record the target refuses: discard (the default) or "
+    "keep (for a curator).",
+    "doi_conflicts": "A harvested DOI held by another local record: fail (the default) or "
+    "take-over.",
 }
 
 
@@ -149,7 +160,9 @@ def _collect(values: dict[str, Any]) -> dict[str, Any]:
 _no_check_option = switch(
     "--no-check",
     "no_check",
-    help="Do not ask the provider first (Identify, metadata formats, sets).",
+    help="Do not ask the provider first (Identify, metadata formats, sets; the check is on "
+    "unless OAI_HARVESTER_PREFLIGHT_CHECK is False, and takes at most "
+    "OAI_HARVESTER_PREFLIGHT_TIMEOUT seconds).",
 )
 
 
@@ -167,7 +180,14 @@ _no_check_option = switch(
 def create_harvester(
     harvester_id: str, take_over_records: bool, no_check: bool, **values: Any
 ) -> None:
-    """Register a new harvester."""
+    """Register a new harvester (the provider is asked first).
+
+    \b
+    Example:
+      invenio oai harvester create --id zenodo --name Zenodo \\
+          --base-url https://zenodo.org/oai2d --metadata-prefix oai_datacite \\
+          --set user-cern --target records --manager librarian@example.org
+    """
     data = {"id": harvester_id, **_collect(values)}
     if take_over_records:
         data["take_over_records"] = True
@@ -197,7 +217,12 @@ def create_harvester(
 def update_harvester(
     harvester_id: str, clear_sets: bool, clear_credentials: bool, no_check: bool, **values: Any
 ) -> None:
-    """Change a harvester; options left out keep their value."""
+    """Change a harvester; options left out keep their value.
+
+    \b
+    Example:
+      invenio oai harvester update zenodo --batch-size 50 --paused
+    """
     data = _collect(values)
     if clear_sets:
         data["setspecs"] = []
@@ -222,6 +247,10 @@ def delete_harvester(harvester_id: str, yes: bool) -> None:
     Its local records stay in the target; a new harvester of the same provider, metadata
     prefix and target takes them over. To remove them too, run `invenio oai harvester purge
     ID` first.
+
+    \b
+    Example:
+      invenio oai harvester delete zenodo --yes
     """
     try:
         held = current_harvester_service.records_held(system_identity, harvester_id)
@@ -252,8 +281,13 @@ def delete_harvester(harvester_id: str, yes: bool) -> None:
 def load_harvesters(path: str | None, no_check: bool, as_json: bool) -> None:
     """Create and update harvesters from a YAML file.
 
-    PATH defaults to <instance>/app_data/oai_harvesters.yaml. Missing harvesters are created,
-    existing ones updated; an entry that fails is reported and the others are still loaded.
+    PATH defaults to OAI_HARVESTER_FIXTURES_FILE, else <instance>/app_data/oai_harvesters.yaml.
+    Missing harvesters are created, existing ones updated; an entry that fails is reported and
+    the others are still loaded.
+
+    \b
+    Example:
+      invenio oai harvester load app_data/oai_harvesters.yaml --json
     """
     from ..fixtures import FixtureFileError, default_fixtures_path
     from ..fixtures import load_harvesters as load
@@ -291,7 +325,13 @@ def load_harvesters(path: str | None, no_check: bool, as_json: bool) -> None:
 @json_output
 @with_appcontext
 def list_harvesters(as_json: bool) -> None:
-    """List the registered harvesters."""
+    """List the registered harvesters: id, endpoint, prefix, sets, target, which credentials
+    are set, paused ones marked (--json: every field).
+
+    \b
+    Example:
+      invenio oai harvester list --json
+    """
     harvesters = current_harvester_service.list(system_identity)
     if as_json:
         echo_json([_harvester_dict(h) for h in harvesters])

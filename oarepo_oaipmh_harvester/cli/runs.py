@@ -66,7 +66,11 @@ class _ProgressPrinter:
 )
 @switch("--full", help="Harvest everything.")
 @click.option(
-    "--identifier", "identifiers", multiple=True, help="Only this OAI identifier; repeat."
+    "--identifier",
+    "identifiers",
+    multiple=True,
+    help="Only this OAI identifier (GetRecord); repeat, at most "
+    "OAI_HARVESTER_MAX_RUN_IDENTIFIERS.",
 )
 @switch(
     "--reconcile-only",
@@ -90,7 +94,12 @@ class _ProgressPrinter:
     help="Preview: report what the run would create, update (with field changes), delete and "
     "fail, and commit nothing.",
 )
-@click.option("--limit", type=int, help="With --dry-run: records to examine at most.")
+@click.option(
+    "--limit",
+    type=int,
+    help="With --dry-run: records to examine at most (default: OAI_HARVESTER_PREVIEW_LIMIT; "
+    "at most OAI_HARVESTER_PREVIEW_MAX_LIMIT).",
+)
 @switch("--json", "as_json", help="With --dry-run: the whole report as JSON.")
 @with_appcontext
 def harvest(
@@ -102,7 +111,16 @@ def harvest(
     as_json: bool,
     **flags: bool,
 ) -> None:
-    """Run a harvest (or a repair, or a preview) in this process and print a summary."""
+    """Run a harvest (or a repair, or a preview) in this process and print a summary.
+
+    Incremental from the harvester's watermark unless --since or --full; exits non-zero
+    when the run did not fully succeed.
+
+    \b
+    Examples:
+      invenio oai harvest zenodo --since 2024-05-01T00:00:00+02:00
+      invenio oai harvest zenodo --dry-run --limit 20
+    """
     arguments: dict[str, Any] = {
         "since": since,
         "identifiers": list(identifiers) or None,
@@ -208,6 +226,10 @@ def purge_harvester(harvester_id: str, forget: bool, confirm: str | None) -> Non
 
     Records it did not create (taken over) are left alone. The next harvest of the harvester
     is a full one and creates the records again.
+
+    \b
+    Example:
+      invenio oai harvester purge zenodo --confirm zenodo --forget
     """
     if confirm is None:
         confirm = click.prompt(
@@ -234,7 +256,12 @@ def purge_harvester(harvester_id: str, forget: bool, confirm: str | None) -> Non
 @with_appcontext
 def records(harvester_id: str, as_json: bool, errors_only: bool, with_warnings: bool) -> None:
     """List the records a harvester tracks: identifier, datestamp, local record or state,
-    errors, and the number of warnings with the first (--json: all of them)."""
+    errors, and the number of warnings with the first (--json: all of them).
+
+    \b
+    Example:
+      invenio oai records zenodo --errors-only
+    """
     try:
         rows = current_harvester_service.tracked_records(
             system_identity, harvester_id, errors_only=errors_only, with_warnings=with_warnings

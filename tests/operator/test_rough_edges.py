@@ -534,3 +534,41 @@ def test_chains_follow_their_first_step_and_the_sites_own_transformers_go_anywhe
     assert created("f", transformer="dc_chain") == 201
     assert created("g", target=RDM_TARGET, transformer="site_own") == 201
     assert created("h", transformer="site_own") == 201
+
+
+# -- help texts --------------------------------------------------------------------------------
+def commands(group, path=()):
+    """Every command under `group`, with its path of names."""
+    import click
+
+    for name, command in group.commands.items():
+        yield (*path, name), command
+        if isinstance(command, click.Group):
+            yield from commands(command, (*path, name))
+
+
+def test_every_command_has_an_example_and_names_the_keys_behind_its_defaults(cli, app):
+    helps = {}
+    for path, _ in [((), oai), *commands(oai)]:
+        result = cli(*path, "--help")
+        assert result.exit_code == 0, result.output
+        helps[" ".join(path)] = " ".join(result.output.split())
+        example = "invenio oai " + " ".join(path)
+        assert "Example" in result.output and example.strip() in result.output, path
+    for key in (
+        "OAI_HARVESTER_DEFAULT_BATCH_SIZE",
+        "OAI_HARVESTER_REQUEST_DELAY",
+        "OAI_HARVESTER_DEFAULT_TRANSFORMER",
+        "OAI_HARVESTER_RDM_TRANSFORMERS",
+        "OAI_HARVESTER_RDM_MISSING_CREATOR",
+        "OAI_HARVESTER_PREFLIGHT_CHECK",
+        "OAI_HARVESTER_PREFLIGHT_TIMEOUT",
+    ):
+        assert key in helps["harvester create"] and key in helps["harvester update"], key
+    assert "OAI_HARVESTER_FIXTURES_FILE" in helps["harvester load"]
+    for key in (
+        "OAI_HARVESTER_PREVIEW_LIMIT",
+        "OAI_HARVESTER_PREVIEW_MAX_LIMIT",
+        "OAI_HARVESTER_MAX_RUN_IDENTIFIERS",
+    ):
+        assert key in helps["harvest"], key
