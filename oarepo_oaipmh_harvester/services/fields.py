@@ -15,6 +15,7 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, pre_load, validates
 
 from ..text import StorableText, echoed, field_reference
+from ..transformers.rdm.base import MissingCreator
 
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
 """An HTTP header name (RFC 9110 token)."""
@@ -149,3 +150,14 @@ class SetCommunities(fields.String):
             StorableText()(spec)
             StorableText()(community)
         return {spec: community.strip() for spec, community in mapping.items()}
+
+
+class MissingCreatorPolicy(fields.String):
+    """``fail``, ``contributors``, ``holder`` (any case) or a fixed name, stored as parsed."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            return str(MissingCreator.parse(text))
+        except ValueError as error:
+            raise ValidationError(str(error)) from None

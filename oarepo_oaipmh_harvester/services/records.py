@@ -264,9 +264,7 @@ class HarvestedRecordService(SQLService):
             "harvester": OAIHarvestedRecord.harvester_id,
             "deleted": OAIHarvestedRecord.deleted,
             "has_errors": sa.case((OAIHarvestedRecord.errors.is_not(None), True), else_=False),
-            "has_warnings": sa.case(
-                (OAIHarvestedRecord.warnings.is_not(None), True), else_=False
-            ),
+            "has_warnings": sa.case((OAIHarvestedRecord.warnings.is_not(None), True), else_=False),
         }
         aggregations = {}
         for name, column in columns.items():

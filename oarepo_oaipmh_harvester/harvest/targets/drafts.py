@@ -16,8 +16,7 @@ parent record nor updates metadata.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -30,6 +29,7 @@ from ...provenance import Provenance, stamp_rdm
 from ..counts import RecordValidationError
 from ..unit_of_work import BulkIndexingUnitOfWork
 from .base import KeptWithErrors, LocalRecordMissing, TargetAdapter
+from .files_location import files_location_named
 from .options import DoiConflictPolicy, InvalidDraftPolicy, LocalDraftPolicy
 from .records import index_records_of
 
@@ -66,37 +66,6 @@ class DoiConflict(Exception):
 
 class CommunityInclusionFailed(Exception):
     """A new record could not join the harvester's community (the record is not written)."""
-
-
-class NoDefaultFilesLocation(Exception):
-    """The site has no default files location, which every draft's files bucket needs."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            "InvenioRDM has no default files location, which every draft needs for its files "
-            "bucket (metadata-only records too): create one with `invenio files location "
-            "create --default <name> <uri>`, e.g. `invenio files location create --default "
-            "default-location file:///var/data/invenio-files`, then harvest again."
-        )
-
-
-@contextmanager
-def files_location_named() -> Iterator[None]:
-    """Around what makes a draft: invenio-files-rest's Bucket.create takes the default
-    location's id, and without one fails with "'NoneType' object has no attribute 'id'",
-    which names neither the cause nor the fix."""
-    try:
-        yield
-    except AttributeError as error:
-        if "'NoneType' object has no attribute 'id'" in str(error) and _no_default_location():
-            raise NoDefaultFilesLocation() from error
-        raise
-
-
-def _no_default_location() -> bool:
-    from invenio_files_rest.models import Location
-
-    return Location.get_default() is None
 
 
 class DraftsServiceTarget(TargetAdapter):
