@@ -171,12 +171,10 @@ def test_04_create_harvester(admin: Browser, rdm_site: RunningSite, journey: Jou
         admin.choose("transformer", "oai_dc_rdm")
         admin.fill("batch_size", str(BATCH_SIZE))
         admin.choose("harvest_managers", MANAGER_EMAIL)
-        admin.choose("missing_creator", "contributors")
         page.get_by_role("button", name="Save").click()
         page.wait_for_url(re.compile(r"/administration/oai-harvesters(\?.*)?$"))
         page.get_by_text("Journey").first.wait_for()
     created = rdm_site.api("GET", f"/api/oai-harvest/harvesters/{HARVESTER}").json()
-    assert created["missing_creator"] == "contributors"
     assert created["setspecs"] == SETS
     assert (created["target"], created["transformer"]) == ("records", "oai_dc_rdm")
     assert created["batch_size"] == BATCH_SIZE
