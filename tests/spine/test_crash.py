@@ -20,21 +20,7 @@ from oarepo_oaipmh_harvester.models import OAIHarvestedRecord, OAIHarvester, OAI
 from oarepo_oaipmh_harvester.proxies import current_harvester_service
 
 from .helpers import expected_titles, indexed_total, live_local_count, local_titles, tracking
-
-KEYS = (
-    "SQLALCHEMY_DATABASE_URI",
-    "SEARCH_HOSTS",
-    "SEARCH_INDEX_PREFIX",
-    "OAI_HARVESTER_SAMPLE_TARGET",
-    "OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS",
-    "JOBS_LOGGING",
-    "CACHE_TYPE",
-    "CELERY_BROKER_URL",
-    "BROKER_URL",
-    "RECORDS_REFRESOLVER_CLS",
-    "RECORDS_REFRESOLVER_STORE",
-    "SECRET_KEY",
-)
+from .processes import KEYS
 
 
 @pytest.fixture()
