@@ -19,6 +19,9 @@ OAI_HARVESTER_RDM_TRANSFORMERS = {
     "oai_datacite": "oai_datacite_rdm",
     "datacite": "oai_datacite_rdm",
     "lido": "lido_rdm",
+    "marcxml": "marcxml_rdm",
+    "marc21": "marcxml_rdm",
+    "oai_openaire": "oai_openaire_rdm",
 }
 """Transformer used, by metadata prefix, when a harvester into InvenioRDM's records names none:
 InvenioRDM takes only what an InvenioRDM transformer makes (``oai_dc`` would make records it
@@ -48,6 +51,8 @@ OAI_HARVESTER_RDM_MISSING_CREATOR = {
     "oai_dc_rdm": "contributors",
     "oai_datacite_rdm": "fail",
     "lido_rdm": "holder",
+    "marcxml_rdm": "contributors",
+    "oai_openaire_rdm": "contributors",
 }
 """What each InvenioRDM transformer (by its registered name) makes of a record that names no
 creator, which RDM requires: ``"fail"`` fails it with an error; ``"contributors"`` publishes it
