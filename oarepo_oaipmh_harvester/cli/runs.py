@@ -14,14 +14,15 @@ from flask.cli import with_appcontext
 from invenio_access.permissions import system_identity
 
 from ..arguments import SINCE_FORMS
-from ..harvest.results import HarvestProgress, RunOutcome
+from ..harvest.results import HarvestProgress, HarvestSummary, RunOutcome
 from ..harvest.stopping import AbortedAtOnce, interruptible
 from ..proxies import current_harvest_runs_service, current_harvester_service
 from ..services.errors import HarvesterServiceError
 from .groups import echo_json, fail, harvester, json_output, oai, refusal, switch
 
-FAILURES_PRINTED = 10
-"""Failed identifiers a command-line harvest prints (the records command lists them all)."""
+REASONS_PRINTED = 10
+"""Reasons records failed for that a command-line harvest prints, each once with its count and
+a few identifiers (``invenio oai records --errors-only`` lists every record)."""
 
 
 class _ProgressPrinter:
@@ -30,12 +31,16 @@ class _ProgressPrinter:
 
     def __init__(self, interval: float = 5.0) -> None:
         self.last: HarvestProgress | None = None
+        self.summary: HarvestSummary | None = None
         self.interactive = sys.stderr.isatty()
         self.interval = interval
         self._printed_at = 0.0
 
     def __call__(self, progress: HarvestProgress) -> None:
         self.last = progress
+        if progress.summary is not None:
+            self.summary = progress.summary
+            return  # the summary is printed after the run
         now = time.monotonic()
         if not self.interactive and now - self._printed_at < self.interval:
             return
@@ -69,8 +74,7 @@ class _ProgressPrinter:
     "--identifier",
     "identifiers",
     multiple=True,
-    help="Only this OAI identifier (GetRecord); repeat, at most "
-    "OAI_HARVESTER_MAX_RUN_IDENTIFIERS.",
+    help="Only this OAI identifier (GetRecord); repeat, at most OAI_HARVESTER_MAX_RUN_IDENTIFIERS.",
 )
 @switch(
     "--reconcile-only",
@@ -198,19 +202,42 @@ def _harvest_here(harvester_id: str, arguments: dict[str, Any], title: str | Non
         sys.exit(aborted.exit_code)
     elapsed = (datetime.now(UTC) - started).total_seconds()
     printer.finish()
-    counts = printer.last.counts if printer.last else None
     click.echo(f"Run {run.id}: {run.status.name} in {elapsed:.1f} s")
-    if counts is not None:
-        click.echo(counts.describe())
-        for identifier, error in counts.failures[:FAILURES_PRINTED]:
-            click.echo(f"  failed {identifier}: {error}")
-    if run.message and run.status.name == RunOutcome.SUCCESS.value:
-        click.echo(run.message.strip())
-    if run.status.name != RunOutcome.SUCCESS.value:
-        if run.message:
-            click.echo(run.message.strip().splitlines()[0], err=True)
+    succeeded = run.status.name == RunOutcome.SUCCESS.value
+    if printer.summary is not None:
+        _print_summary(printer.summary, harvester_id)
+    elif printer.last is not None:
+        click.echo(printer.last.counts.describe())
+    if printer.summary is None and run.message:
+        # A run that ended before its summary (it failed or was stopped): its one message.
+        click.echo(run.message.strip().splitlines()[0], err=not succeeded)
+    if not succeeded:
         stopped_here = run.status.name == RunOutcome.CANCELLED.value and interruptions.exit_code
         sys.exit(interruptions.exit_code if stopped_here else 1)
+
+
+def _print_summary(summary: HarvestSummary, harvester_id: str) -> None:
+    """The counts, then what to do (on stderr when the run did not succeed), then each
+    reason records failed for once, with its count: never a line per record."""
+    click.echo(summary.describe())
+    to_stderr = not summary.succeeded
+    for problem in summary.problems:
+        click.echo(problem, err=to_stderr)
+    hints = summary.hints(
+        reindex=f"'invenio oai harvest {harvester_id} --reindex'",
+        errors=f"'invenio oai records {harvester_id} --errors-only' lists them.",
+    )
+    for hint in hints:
+        click.echo(hint, err=to_stderr)
+    groups = summary.counts.failure_groups() if not summary.succeeded else []
+    if groups:
+        click.echo("By reason:", err=to_stderr)
+    for group in groups[:REASONS_PRINTED]:
+        click.echo(f"  {group.describe()}", err=to_stderr)
+    if len(groups) > REASONS_PRINTED:
+        click.echo(f"  and {len(groups) - REASONS_PRINTED} more reasons", err=to_stderr)
+    for line in [*summary.notes(), *summary.warnings]:
+        click.echo(line, err=to_stderr)
 
 
 @harvester.command("purge")

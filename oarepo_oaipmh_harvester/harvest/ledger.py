@@ -98,10 +98,14 @@ class RunLedger:
         if self.run_log is not None:
             self.run_log.warning(text)
 
-    def report(self, summary: HarvestSummary) -> None:
+    def report(self, summary: HarvestSummary, final: bool = False) -> None:
         if self.progress is not None:
             self.progress(
-                HarvestProgress(counts=summary.counts, complete_list_size=self.list_size())
+                HarvestProgress(
+                    counts=summary.counts,
+                    complete_list_size=self.list_size(),
+                    summary=summary if final else None,
+                )
             )
 
     def finish(self, summary: HarvestSummary) -> None:
@@ -115,7 +119,7 @@ class RunLedger:
                 sa.update(Run).where(Run.id == self.run_id).values(message=summary.message())
             )
         self.save(summary)  # the final counts, reconciliation included
-        self.report(summary)
+        self.report(summary, final=True)
 
     def on_commit(self, summary: HarvestSummary) -> Callable[[WriteCounts], None]:
         """For reconciliation, which commits batch by batch itself."""

@@ -32,6 +32,9 @@ class HarvestProgress:
 
     counts: WriteCounts
     complete_list_size: int | None = None
+    summary: HarvestSummary | None = None
+    """The run's summary, in the last report of a run that ended (problems and warnings
+    included), for a caller that shows more than the counts."""
 
 
 ProgressCallback = Callable[[HarvestProgress], None]
@@ -70,31 +73,50 @@ class HarvestSummary:
         return self.counts.describe()
 
     def message(self) -> str:
-        """What went wrong or deserves a look, in one paragraph ("" when nothing did)."""
-        parts = [*self.problems]
+        """What went wrong or deserves a look, in one paragraph ("" when nothing did): what
+        to do first, then each reason once with its count."""
+        return " ".join(part for part in self.message_parts() if part)
+
+    def message_parts(self) -> list[str]:
+        """The message's sentences: run-level problems, the counts' hints, the reasons,
+        notices and warnings, in that order."""
+        parts = [*self.problems, *self.hints()]
         if not self.succeeded:
             groups = self.counts.failure_groups()[:FAILURES_IN_MESSAGE]
             by_reason = "; ".join(group.describe() for group in groups)
             more = len(self.counts.reasons) - len(groups)
             if more > 0:
                 by_reason += f"; and {more} more reasons"
-            if self.counts.failed or not self.counts.not_indexed:
-                parts.append(
-                    f"{self.counts.failed} of {self.counts.total} records failed "
-                    f"({self.describe()})."
-                )
-            if self.counts.not_indexed:
-                parts.append(
-                    f"{self.counts.not_indexed} written records could not be indexed; the next "
-                    f"run sends them first (or run with reindex)."
-                )
             parts.append(f"By reason: {by_reason}." if by_reason else "")
-        if self.counts.notices:
-            noticed = "; ".join(
-                f"{identifier}: {text}"
-                for identifier, text in self.counts.notices[:FAILURES_IN_MESSAGE]
-            )
-            more = len(self.counts.notices) - FAILURES_IN_MESSAGE
-            parts.append(f"Note: {noticed}" + (f" (and {more} more)" if more > 0 else "."))
+        parts.extend(self.notes())
         parts.extend(self.warnings)
-        return " ".join(part for part in parts if part)
+        return parts
+
+    def hints(self, reindex: str = "a run with reindex", errors: str = "") -> list[str]:
+        """What the failed and unindexed records of the run come to and what to do; the
+        command line names its own commands in `reindex` and `errors`."""
+        if self.succeeded:
+            return []
+        hints = []
+        if self.counts.not_indexed:
+            hints.append(
+                f"{self.counts.not_indexed} written records could not be indexed: the next run "
+                f"sends them first, or {reindex} sends them now."
+            )
+        if self.counts.failed or not self.counts.not_indexed:
+            listed = f" {errors}" if errors else ""
+            hints.append(
+                f"{self.counts.failed} of {self.counts.total} records failed "
+                f"({self.describe()}).{listed}"
+            )
+        return hints
+
+    def notes(self) -> list[str]:
+        if not self.counts.notices:
+            return []
+        noticed = "; ".join(
+            f"{identifier}: {text}"
+            for identifier, text in self.counts.notices[:FAILURES_IN_MESSAGE]
+        )
+        more = len(self.counts.notices) - FAILURES_IN_MESSAGE
+        return [f"Note: {noticed}" + (f" (and {more} more)" if more > 0 else ".")]

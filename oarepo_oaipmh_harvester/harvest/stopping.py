@@ -149,6 +149,31 @@ def end_run_aborted(run_id: uuid.UUID | None, message: str) -> None:
     db.session.commit()
 
 
+def end_run_unstarted(run_id: uuid.UUID, error: BaseException) -> None:
+    """A run that invenio-jobs could not start or end (its task never reported) is FAILED
+    with one sentence saying why, unless something ended it already."""
+    message = (
+        f"The run could not start or end: {_in_words(error)} Nothing was lost: start it again."
+    )
+    db.session.execute(
+        sa.update(Run)
+        .where(Run.id == run_id)
+        .where(Run.status.in_([RunStatusEnum.QUEUED, RunStatusEnum.RUNNING]))
+        .values(status=RunStatusEnum.FAILED, finished_at=datetime.now(UTC), message=message)
+    )
+    db.session.commit()
+
+
+def _in_words(error: BaseException) -> str:
+    first_line = (str(error).strip().splitlines() or [""])[0][:300]
+    if type(error).__module__.startswith("opensearchpy"):
+        return (
+            f"the search server did not answer ({type(error).__name__}); invenio-jobs writes "
+            f"a run's log there (JOBS_LOGGING)."
+        )
+    return f"{type(error).__name__}: {first_line}"
+
+
 @event.listens_for(Run.status, "set", retval=True)
 def _success_of_a_stopped_run_is_cancelled(
     run: Run, value: Any, old_value: Any, initiator: Any

@@ -34,6 +34,7 @@ from ..harvest.lock import HarvesterBusy, holder_of
 from ..harvest.preview import PreviewReport
 from ..harvest.request import RunKind, RunRequest
 from ..harvest.results import ProgressCallback
+from ..harvest.stopping import end_run_unstarted
 from ..harvest.window import SinceSource, since_source_of
 from ..models import OAIHarvester
 from ..text import without_traceback
@@ -355,10 +356,15 @@ class HarvestRunService(HarvesterAccessMixin, SQLService):
         token = progress_listener.set(progress)
         stop_token = interactive_stop.set(stop)
         try:
-            execute_run.apply(kwargs={"run_id": run.id, "identity_id": str(identity.id)})
+            result = execute_run.apply(kwargs={"run_id": run.id, "identity_id": str(identity.id)})
         finally:
             interactive_stop.reset(stop_token)
             progress_listener.reset(token)
+        if result.failed():
+            # invenio-jobs' own steps failed around the task (its run log cannot reach the
+            # search server, say): the run would stay QUEUED with no word of why.
+            db.session.rollback()
+            end_run_unstarted(run.id, result.result)
         db.session.expire_all()
         return db.session.get(Run, run.id)
 

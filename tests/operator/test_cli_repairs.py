@@ -236,7 +236,7 @@ def test_rewrite_of_records_with_errors_only(harvester, run_cli, provider, corpu
     first = run_cli("harvest", "test")
     assert first.exit_code == 1, shown(first)  # a partial success
     assert "created 49, updated 0, deleted 0, unchanged 0, failed 1" in first.stdout
-    assert f"failed {untitled}" in first.stdout
+    assert "1 × Validation failed: " in first.stderr and f"({untitled})" in first.stderr
     before = versions()
     asked = len(provider.requests)
     MAPPING["version"] = 2  # the fixed transformer: a record without a title gets one
@@ -375,7 +375,8 @@ def test_retry_errors_heals_a_record_that_failed_for_a_transient_fault(
     provider.quirks.server_error_for = {identifier}
     failed = run_cli("harvest", "test", "--identifier", identifier)
     assert failed.exit_code == 1, shown(failed)
-    assert f"failed {identifier}: The provider answered HTTP 500" in failed.stdout
+    [reason] = [line for line in failed.stderr.splitlines() if " × " in line]
+    assert reason.startswith("  1 × The provider answered HTTP 500") and identifier in reason
     errors = json.loads(run_cli("records", "test", "--errors-only", "--json").stdout)
     assert [(row["oai_identifier"], row["local_pid"]) for row in errors] == [(identifier, None)]
 

@@ -112,7 +112,7 @@ def test_harvest_failures_exit_non_zero_and_records_lists_them(
 
     result = run_cli("harvest", "cli")
     assert result.exit_code == 1
-    assert "PARTIAL_SUCCESS" in result.stdout and f"failed {bad}" in result.stdout
+    assert "PARTIAL_SUCCESS" in result.stdout and f"({bad})" in result.stderr
 
     records = json.loads(run_cli("records", "cli", "--json").stdout)
     assert len(records) == 50

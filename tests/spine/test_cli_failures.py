@@ -118,3 +118,66 @@ def test_a_database_error_is_one_sentence_and_its_trace_goes_to_the_log(
     log = verbose.stderr
     assert "invenio oai -v harvester delete idle failed\nTraceback" in log
     assert read_committed(lambda: db.session.get(OAIHarvester, "idle")) is not None
+
+
+def test_a_run_with_the_search_server_down_names_each_failure_once_with_the_hint_first(
+    harvesters, start
+):
+    """Point 5: the search server is down for the whole run. The records are written (the
+    next run sends them to the index); the output is the counts, what to do, and the reason
+    once with its count: not a line per record, not the same failure three times."""
+    from search_node import free_port
+
+    dead = [{"host": "127.0.0.1", "port": free_port()}]
+
+    # invenio-jobs' run log lives in the search server too: a site without it (JOBS_LOGGING
+    # off) still harvests; the next test has it on.
+    command = start("harvest", "one", SEARCH_HOSTS=dead, JOBS_LOGGING=False)
+
+    assert command.wait() == 1, command.shown()
+    output = command.stdout + command.stderr
+    no_dump(output)
+    assert "Traceback" not in output and "unexpected" not in output.lower()
+    lines = [line for line in output.splitlines() if not line.startswith("harvested ")]
+    assert len(lines) <= 6, command.shown()  # 50 records, not 50 lines
+    assert "PARTIAL_SUCCESS" in command.stdout, command.shown()
+    assert "created 50, updated 0, deleted 0, unchanged 0, failed 0, not indexed 50" in (
+        command.stdout
+    )
+    hint = (
+        "50 written records could not be indexed: the next run sends them first, or "
+        "'invenio oai harvest one --reindex' sends them now."
+    )
+    stderr = command.stderr.splitlines()
+    assert hint in stderr, command.shown()
+    [reason] = [line for line in stderr if "×" in line]
+    assert reason.startswith("  50 × Not indexed: ") and "(ConnectionError)" in reason
+    assert stderr.index(hint) < stderr.index("By reason:") < stderr.index(reason)
+    assert output.count("Not indexed:") == 1  # each kind of failure named once
+    assert tracked("one") == 50  # written, and tracked for the next run to index
+
+
+def test_a_run_whose_job_log_cannot_reach_the_search_server_fails_in_one_sentence(
+    harvesters, start
+):
+    """invenio-jobs writes a run's log lines to the search server (JOBS_LOGGING) and lets the
+    error out of its logging: the run was left QUEUED for ever and the command printed only
+    "Run ...: QUEUED". It is FAILED now, with the reason in one sentence."""
+    from invenio_jobs.models import Run, RunStatusEnum
+    from search_node import free_port
+
+    dead = [{"host": "127.0.0.1", "port": free_port()}]
+
+    command = start("harvest", "one", SEARCH_HOSTS=dead, JOBS_LOGGING=True)
+
+    assert command.wait() == 1, command.shown()
+    no_dump(command.stdout + command.stderr)
+    assert "FAILED" in command.stdout, command.shown()
+    sentence = (
+        "The run could not start or end: the search server did not answer (ConnectionError); "
+        "invenio-jobs writes a run's log there (JOBS_LOGGING). Nothing was lost: start it again."
+    )
+    assert sentence in command.stderr.splitlines(), command.shown()
+    runs = read_committed(lambda: [(run.status, run.message) for run in Run.query.all()])
+    assert runs == [(RunStatusEnum.FAILED, sentence)]
+    assert tracked("one") == 0
