@@ -27,6 +27,25 @@ OAI_HARVESTER_RDM_TRANSFORMERS = {
 InvenioRDM takes only what an InvenioRDM transformer makes (``oai_dc`` would make records it
 refuses). A prefix not listed needs the transformer named."""
 
+OAI_HARVESTER_PREFERRED_PREFIXES = {
+    "inveniordm": [
+        "lido",
+        "oai_datacite",
+        "datacite",
+        "oai_openaire",
+        "marcxml",
+        "marc21",
+        "oai_dc",
+    ],
+    "other": ["oai_dc"],
+}
+"""The metadata prefixes a harvester created without one may get, richest first, by the kind
+of its target (``inveniordm``: InvenioRDM's records; ``other``: every other target). The check
+asks the provider's ListMetadataFormats and picks the first prefix it offers for which a
+transformer into the target exists (into InvenioRDM: ``OAI_HARVESTER_RDM_TRANSFORMERS``; into
+another target: ``OAI_HARVESTER_DEFAULT_TRANSFORMER`` reads the prefixes listed here), and that
+transformer unless one is named. A prefix the operator names is never overridden."""
+
 OAI_HARVESTER_TRANSFORMERS = {}
 """Extra transformers, ``{name: "module:Class"}`` or ``{name: class}``, a transformer with
 options ``{name: {"transformer": ..., "options": {...}}}`` or a chain ``{name: {"chain": [...]}}``

@@ -54,6 +54,9 @@ class OAIHarvester(db.Model, db.Timestamp):
     # What an InvenioRDM transformer makes of a record that names no creator ("fail",
     # "contributors", "holder" or a fixed name); None: the transformer's configured default.
     missing_creator = db.Column(db.String(255), nullable=True)
+    # Why `metadata_prefix` was picked when the operator named none (the provider's formats
+    # and OAI_HARVESTER_PREFERRED_PREFIXES); None: the operator named it.
+    metadata_prefix_choice = db.Column(db.Text, nullable=True)
     # A paused harvester is left out of the run-all job (its own job still runs if asked).
     active = db.Column(db.Boolean, nullable=False, default=True)
     # HTTP Basic credentials and request headers for the provider, encrypted with a key

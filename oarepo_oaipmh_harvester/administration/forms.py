@@ -187,7 +187,17 @@ FORM_FIELDS = {
             "ListMetadataFormats, ListSets) before the harvester is saved."
         ),
     },
-    "metadata_prefix": {"order": 4, "text": _("Metadata prefix"), "placeholder": "oai_dc"},
+    "metadata_prefix": {
+        "order": 4,
+        "text": _("Metadata prefix"),
+        "placeholder": "oai_dc",
+        "description": _(
+            "Empty: the check picks the richest format the provider offers that a transformer "
+            "reads into the target (lido, oai_datacite, oai_openaire, marcxml, then oai_dc for "
+            "InvenioRDM; OAI_HARVESTER_PREFERRED_PREFIXES) and its transformer; the harvester's "
+            "page says which and why."
+        ),
+    },
     "setspecs": {
         "order": 5,
         "text": _("Sets"),

@@ -107,6 +107,7 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
         ("comment", _("Comment")),
         ("base_url", _("Provider endpoint")),
         ("metadata_prefix", _("Metadata prefix")),
+        ("metadata_prefix_choice", _("Why this metadata prefix")),
         ("setspecs_text", _("Sets")),
         ("target", _("Target service")),
         ("transformer", _("Transformer")),

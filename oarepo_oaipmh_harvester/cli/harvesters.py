@@ -18,7 +18,7 @@ HARVESTER_FIELDS = (
     "id", "name", "comment", "base_url", "metadata_prefix", "setspecs", "target", "transformer",
     "batch_size", "request_delay", "harvest_managers", "owner", "community", "target_adapter",
     "local_drafts", "invalid_drafts", "doi_conflicts", "set_communities", "missing_creator",
-    "missing_creator_text", "active", "credentials", "watermark", "created", "updated",
+    "missing_creator_text", "metadata_prefix_choice", "active", "credentials", "watermark", "created", "updated",
 )  # fmt: skip
 
 
@@ -33,7 +33,11 @@ def _harvester_options(required: bool):
         options = [
             click.option("--name", required=required, help="Human-readable name."),
             click.option("--base-url", required=required, help="OAI-PMH endpoint (http/https)."),
-            click.option("--metadata-prefix", required=required, help="e.g. oai_dc"),
+            click.option(
+                "--metadata-prefix",
+                help="e.g. oai_dc. Default: the richest format the provider offers that a "
+                "transformer reads into the target (OAI_HARVESTER_PREFERRED_PREFIXES).",
+            ),
             click.option(
                 "--set", "setspecs", multiple=True, help="Set spec; repeat for several sets."
             ),
@@ -187,6 +191,9 @@ def create_harvester(
       invenio oai harvester create --id zenodo --name Zenodo \\
           --base-url https://zenodo.org/oai2d --metadata-prefix oai_datacite \\
           --set user-cern --target records --manager librarian@example.org
+
+    Without --metadata-prefix the check picks the richest format the provider offers (and
+    its transformer) and says why.
     """
     data = {"id": harvester_id, **_collect(values)}
     if take_over_records:
@@ -198,6 +205,8 @@ def create_harvester(
     except HarvesterServiceError as error:
         fail(refusal(error, "Invalid harvester"))
     click.echo(f"Created harvester {created.id}.")
+    if created.data.get("metadata_prefix_choice"):
+        click.echo(created.data["metadata_prefix_choice"])
     taken_over = created.data.get("taken_over")
     if taken_over:
         click.echo(

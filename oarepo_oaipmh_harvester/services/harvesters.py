@@ -42,6 +42,7 @@ from .jobs import (
     new_job,
     runs_query,
 )
+from .prefix_choice import picked_prefix
 from .preflight import PreflightError, check_provider
 from .released import (
     live_records_of,
@@ -105,6 +106,7 @@ class HarvesterView:
     doi_conflicts: str
     set_communities: dict[str, str] | None
     missing_creator: str | None
+    metadata_prefix_choice: str | None
     active: bool
     credentials: str | None
     """Sealed (encrypted): the schema shows only what is set."""
@@ -184,8 +186,14 @@ class HarvesterService(HarvesterAccessMixin, SQLService):
             errors.setdefault("auth", []).append(str(error))
             sealed = None
         changed = provider_fields_changed(loaded) or sealed != stored_credentials
-        if all(name not in errors for name in PREFLIGHT_FIELDS) and changed:
-            errors = {**self._provider_errors(loaded, sealed, check), **errors}
+        offered: list[str] | None = None
+        if all(name not in errors for name in PREFLIGHT_FIELDS) and (
+            changed or loaded.get("metadata_prefix") is None
+        ):
+            provider_errors, offered = self._provider_errors(loaded, sealed, check)
+            errors = {**provider_errors, **errors}
+        if not errors and loaded.get("metadata_prefix") is None:
+            errors = picked_prefix(loaded, offered)
         if errors:
             raise HarvesterValidationError(errors)
         for name in credentials.CHANGES:
@@ -194,14 +202,15 @@ class HarvesterService(HarvesterAccessMixin, SQLService):
 
     def _provider_errors(
         self, loaded: dict, sealed: str | None, check: bool | None
-    ) -> dict[str, list[str]]:
-        """What the provider says is wrong with this configuration (the preflight check)."""
+    ) -> tuple[dict[str, list[str]], list[str] | None]:
+        """What the provider says is wrong with this configuration (the preflight check),
+        and the formats it offers (None when it was not asked)."""
         if check is None:
             check = current_app.config["OAI_HARVESTER_PREFLIGHT_CHECK"]
         if not check:
-            return {}
+            return {}, None
         try:
-            check_provider(
+            offered = check_provider(
                 loaded["base_url"],
                 loaded["metadata_prefix"],
                 loaded.get("setspecs") or [],
@@ -209,10 +218,10 @@ class HarvesterService(HarvesterAccessMixin, SQLService):
                 time_limit=current_app.config["OAI_HARVESTER_PREFLIGHT_TIMEOUT"],
             )
         except credentials.CredentialsUnavailable as error:
-            return {"auth": [str(error)]}
+            return {"auth": [str(error)]}, None
         except PreflightError as error:
-            return error.errors
-        return {}
+            return error.errors, None
+        return {}, offered
 
     # -- harvesters ------------------------------------------------------------------------
     def read(self, identity: Any, harvester_id: str) -> HarvesterItem:
@@ -348,6 +357,10 @@ class HarvesterService(HarvesterAccessMixin, SQLService):
         )
         for name in (*EDITABLE_FIELDS, "credentials"):
             setattr(harvester, name, loaded[name])
+        if data.get("metadata_prefix", current["metadata_prefix"]) != current["metadata_prefix"]:
+            # Named anew (the reason goes) or left to the check again (a new reason); a form
+            # that sends the stored prefix back keeps the reason.
+            harvester.metadata_prefix_choice = loaded.get("metadata_prefix_choice")
         uow.register(ModelCommitOp(harvester))
         # The job type carries the name and URL in its title and description.
         uow.register(RegisterJobTypeOp(self._jobs_registry, harvester))

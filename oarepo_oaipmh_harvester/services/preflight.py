@@ -72,31 +72,35 @@ def _wrapped_reason(error: BaseException) -> BaseException | None:
 
 def check_provider(
     base_url: str,
-    metadata_prefix: str,
+    metadata_prefix: str | None,
     setspecs: Sequence[str] = (),
     *,
     timeout: tuple[float, float] = (3.0, 15.0),
     max_retries: int = 1,
     credentials: ProviderCredentials | None = None,
     time_limit: float | None = None,
-) -> None:
+) -> list[str]:
     """Identify, ListMetadataFormats and ListSets (all pages); raise PreflightError on problems.
+    Returns the prefixes the provider offers (a `metadata_prefix` of None is not checked: the
+    caller picks one of them).
 
     `credentials` go with the requests as they would with a run's; `time_limit` bounds the
     whole check, retries included (None: each request's own timeouts only)."""
     with deadline.spending(time_limit) as budget:
-        _check(base_url, metadata_prefix, setspecs, timeout, max_retries, credentials, budget)
+        return _check(
+            base_url, metadata_prefix, setspecs, timeout, max_retries, credentials, budget
+        )
 
 
 def _check(
     base_url: str,
-    metadata_prefix: str,
+    metadata_prefix: str | None,
     setspecs: Sequence[str],
     timeout: tuple[float, float],
     max_retries: int,
     credentials: ProviderCredentials | None,
     budget: deadline.Budget | None,
-) -> None:
+) -> list[str]:
     def reason(error: BaseException) -> str:
         if budget is not None and budget.spent:
             return (
@@ -106,6 +110,7 @@ def _check(
         return plain_reason(error)
 
     errors: dict[str, list[str]] = {}
+    offered: list[str] = []
     with build_client(
         base_url,
         credentials=credentials,
@@ -131,7 +136,7 @@ def _check(
                 f"ListMetadataFormats failed at {limited(base_url)}: {reason(error)}."
             ]
         else:
-            if metadata_prefix not in offered:
+            if metadata_prefix is not None and metadata_prefix not in offered:
                 errors["metadata_prefix"] = [
                     f"The provider does not offer metadata prefix {limited(metadata_prefix)!r} "
                     f"(it offers: {limited(', '.join(offered)) or 'nothing'})."
@@ -140,6 +145,7 @@ def _check(
             _check_sets(client, base_url, setspecs, errors, reason)
     if errors:
         raise PreflightError(errors)
+    return offered
 
 
 def _check_sets(

@@ -139,8 +139,12 @@ class HarvesterSchema(Schema):
         error_messages={"invalid": "Give an http:// or https:// URL of the OAI-PMH endpoint."},
     )
     metadata_prefix = fields.String(
-        required=True, validate=[validate.Length(min=1, max=TEXT_LENGTH), StorableText()]
+        # None: the check picks the richest format the provider offers (prefix_choice.py).
+        load_default=None,
+        allow_none=True,
+        validate=[validate.Length(min=1, max=TEXT_LENGTH), StorableText()],
     )
+    metadata_prefix_choice = fields.String(dump_only=True)
     setspecs = PlainList(
         fields.String(validate=[validate.Length(min=1, max=TEXT_LENGTH), StorableText()]),
         load_default=list,
@@ -325,6 +329,8 @@ class HarvesterSchema(Schema):
     def _transformer_fits_the_target(self, data: dict, **kwargs: Any) -> None:
         """InvenioRDM's records take only what an InvenioRDM transformer makes, and nothing
         else takes that; a transformer the site registered itself is trusted to know."""
+        if data.get("metadata_prefix") is None and data.get("transformer") is None:
+            return  # both are picked from the provider's formats, to fit
         problem = transformer_misfit(
             data.get("target"), data.get("metadata_prefix"), data.get("transformer")
         )
@@ -335,6 +341,8 @@ class HarvesterSchema(Schema):
     def _missing_creator_fits_the_transformer(self, data: dict, **kwargs: Any) -> None:
         if data.get("missing_creator") is None:
             return
+        if data.get("metadata_prefix") is None and data.get("transformer") is None:
+            return  # checked again once the transformer is picked
         transformer = data.get("transformer") or default_transformer(
             data.get("target"), data.get("metadata_prefix")
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from factories import create_job, harvester_data, job_type_id, jobs_of
+from factories import OMIT, create_job, harvester_data, job_type_id, jobs_of
 from invenio_db import db
 from invenio_jobs.models import Job, Run, RunStatusEnum
 from invenio_jobs.proxies import current_jobs
@@ -127,7 +127,7 @@ def test_create_invalid_is_400_naming_each_field(as_admin, users):
     assert "greater than or equal to 1" in errors["batch_size"]
     assert errors["harvest_managers"] == "No user with id 98765."
     assert "Unknown field" in errors["unexpected"]
-    assert {"name", "metadata_prefix"} <= set(errors)
+    assert "name" in errors and "metadata_prefix" not in errors  # the check picks one
     assert db.session.query(OAIHarvester).count() == 0
 
 
@@ -396,3 +396,25 @@ def test_a_second_job_of_the_same_task_is_shown_and_a_scheduled_one_comes_first(
         "OAI-PMH harvest: Harvester A",
     ]
     assert harvester["job"]["scheduled"] and harvester["job"]["schedule"]["hours"] == 6
+
+
+def test_create_without_a_prefix_gets_the_richest_offered_and_says_why(
+    as_admin, provider, preflight_on
+):
+    data = harvester_data("auto", provider.base_url, metadata_prefix=OMIT)
+
+    res = as_admin.post(API, json=data)
+
+    assert res.status_code == 201, res.json
+    assert res.json["metadata_prefix"] == "oai_dc"  # the sample target's own default
+    assert res.json["metadata_prefix_choice"].startswith(
+        "oai_dc was picked: of the formats the provider offers (oai_dc)"
+    )
+    assert (
+        as_admin.get(f"{API}/auto").json["metadata_prefix_choice"]
+        == (res.json["metadata_prefix_choice"])
+    )
+    # The panel's edit form sends the stored prefix back: the reason stays.
+    res = as_admin.put(f"{API}/auto", json={"metadata_prefix": "oai_dc", "name": "Auto"})
+    assert res.status_code == 200, res.json
+    assert res.json["metadata_prefix_choice"].startswith("oai_dc was picked")
