@@ -131,6 +131,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="rdm_workers: create the parent_id indexes a run's log asks a site for first",
     )
     parser.add_argument(
+        "--format-records",
+        type=int,
+        default=100,
+        help="recorded real records of each format in the formats phase (default 100)",
+    )
+    parser.add_argument(
         "--rdm-site-records",
         type=int,
         default=200_000,
@@ -332,6 +338,10 @@ def run_phases(
                     results["phases"]["rdm_workers_growth"] = {
                         str(count): run("rdm_workers", params)
                     }
+            if "formats" in phases:
+                log("phase formats: each format's reader and writer on real records")
+                params = {**rdm_params, "format_records": args.format_records}
+                results["phases"]["formats"] = run("formats", params)
             if "rdm_grown" in phases:
                 log(f"phase rdm_grown, a site of {args.rdm_site_records} records")
                 params = {**rdm_params, "site_records": args.rdm_site_records}

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from harvest_bench.formats_report import print_formats
 from harvest_bench.settings import RDM_PHASES
 
 Step = dict[str, Any]
@@ -59,6 +60,7 @@ def print_report(results: dict[str, Any], args: argparse.Namespace) -> None:
     print_header(results, args, out)
     print_measurements(results, args, out)
     print_cpu(results, out)
+    print_formats(results, out)
     print_targets(results, out)
     print_checks(results, out)
     out.flush()

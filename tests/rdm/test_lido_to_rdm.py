@@ -15,6 +15,7 @@ pytest.importorskip("invenio_rdm_records")
 from factories import make_harvester, run_harvest
 from invenio_access.permissions import system_identity
 from lxml import etree
+from oaiharvest_test_support.rdm import MUSEUM_VOCABULARY_ENTRIES
 
 from oarepo_oaipmh_harvester.testing.corpus import (
     _lido_event,
@@ -40,13 +41,7 @@ from .test_dc_to_rdm import publish
 TRANSFORMER = "lido_rdm"
 ROOT = Path(__file__).resolve().parents[2]
 GND_HEDA = "gnd:118547739"
-EXTRA_VOCABULARIES = {
-    "resourcetypes": ("rsrct", "resource_types.yaml", ("physicalobject", "image-drawing")),
-    "licenses": ("lic", "licenses.csv", ("cc-pdm-1.0", "cc-by-sa-4.0")),
-    "relationtypes": ("rlt", "relation_types.yaml", ("isdocumentedby",)),
-    "contributorsroles": ("cor", "roles.yaml", ("sponsor", "producer", "rightsholder")),
-    "languages": ("lng", "languages.yaml", ("nld",)),
-}
+EXTRA_VOCABULARIES = MUSEUM_VOCABULARY_ENTRIES
 
 
 # -- no application --------------------------------------------------------------------------

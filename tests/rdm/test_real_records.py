@@ -11,7 +11,6 @@ the data come from and under which licence: ``data/real/*/SOURCES.md``.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +24,9 @@ from jsonschema.exceptions import ValidationError
 from lxml import etree
 
 from oarepo_oaipmh_harvester.protocol.items import record_from_xml
-from oarepo_oaipmh_harvester.testing.corpus import Corpus
-from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider, served_document_key
+from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
+from oarepo_oaipmh_harvester.testing.recorded import corpus_of, served
+from oarepo_oaipmh_harvester.testing.recorded import recorded as recorded_in
 from oarepo_oaipmh_harvester.transformers import TransformError
 from oarepo_oaipmh_harvester.transformers.rdm.datacite import DataCiteRDMTransformer
 from oarepo_oaipmh_harvester.transformers.rdm.dublin_core import DublinCoreRDMTransformer
@@ -68,39 +68,7 @@ rdm_real = rdm_lido
 
 # -- the recorded records ---------------------------------------------------------------------
 def recorded(folder: str) -> Iterator[tuple[str, str, etree._Element]]:
-    """(file stem, OAI identifier, ``<record>`` element) of every live record recorded in
-    `folder`'s responses."""
-    for path in sorted((DATA / folder).glob("*.xml")):
-        for number, record in enumerate(etree.parse(str(path)).iter(f"{OAI}record")):
-            header = record.find(f"{OAI}header")
-            if header.get("status") == "deleted":
-                continue
-            identifier = (header.findtext(f"{OAI}identifier") or "").strip()
-            # One provider served a record with an empty identifier.
-            yield path.stem, identifier or f"oai:{path.stem}:{number}", record
-
-
-def served(record: etree._Element) -> str:
-    """What the provider put in ``<metadata>``, as it did."""
-    metadata = record.find(f"{OAI}metadata")
-    return "".join(
-        etree.tostring(child, encoding="unicode", with_tail=False)
-        for child in metadata
-        if isinstance(child.tag, str)
-    )
-
-
-def corpus_of(documents: dict[str, str], prefix: str) -> Corpus:
-    corpus = Corpus()
-    start = datetime(2024, 1, 1, tzinfo=UTC)
-    for number, (identifier, document) in enumerate(documents.items()):
-        corpus.add(
-            identifier,
-            {"title": [identifier], served_document_key(prefix): [document]},
-            datestamp=start + timedelta(minutes=number),
-        )
-    corpus.set_clock(start + timedelta(days=30))
-    return corpus
+    return recorded_in(DATA / folder)
 
 
 def harvested(rdm: Any, documents: dict[str, str], prefix: str, transformer: str):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from harvest_bench.phases.formats import phase_formats
 from harvest_bench.phases.limits import phase_fetch, phase_naive, phase_write
 from harvest_bench.phases.ours import phase_batch, phase_ours
 from harvest_bench.phases.rdm import phase_rdm
@@ -26,5 +27,6 @@ PHASE_FUNCTIONS: dict[str, Callable[..., dict[str, Any]]] = {
     "rdm": phase_rdm,
     "rdm_workers": phase_workers,
     "rdm_grown": phase_rdm_grown,
+    "formats": phase_formats,
     "rdm_profile": phase_rdm_profile,  # benchmarks/profile_rdm.py, not a --phases name
 }

@@ -298,6 +298,16 @@ def fixture_entries(vocabulary: str, ids: Iterable[str], filename: str) -> list[
     return [{**entry, "type": vocabulary} for entry in found]
 
 
+MUSEUM_VOCABULARY_ENTRIES = {
+    "resourcetypes": ("rsrct", "resource_types.yaml", ("physicalobject", "image-drawing")),
+    "licenses": ("lic", "licenses.csv", ("cc-pdm-1.0", "cc-by-sa-4.0")),
+    "relationtypes": ("rlt", "relation_types.yaml", ("isdocumentedby",)),
+    "contributorsroles": ("cor", "roles.yaml", ("sponsor", "producer", "rightsholder")),
+    "languages": ("lng", "languages.yaml", ("nld",)),
+}
+"""The vocabulary entries museum objects (lido_rdm) map to, besides VOCABULARY_ENTRIES."""
+
+
 def load_vocabularies(
     entries: Mapping[str, tuple[str, str, tuple[str, ...]]] = VOCABULARY_ENTRIES,
 ) -> None:
