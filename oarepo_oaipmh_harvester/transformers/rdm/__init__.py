@@ -1,4 +1,5 @@
-"""Crosswalks into InvenioRDM records: ``oai_dc_rdm``, ``oai_datacite_rdm`` and ``lido_rdm``.
+"""Crosswalks into InvenioRDM records: ``oai_dc_rdm``, ``oai_datacite_rdm``, ``lido_rdm`` and
+``oai_openaire_rdm``.
 
 :mod:`.dublin_core` and :mod:`.datacite` are the two transformers (the DataCite rules of a few
 elements in ``datacite_names``, ``datacite_identifiers``, ``datacite_funding`` and
