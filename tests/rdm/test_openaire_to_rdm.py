@@ -315,6 +315,7 @@ def test_a_journal_article_is_published_with_every_value(rdm_openaire, transform
         "volume": "23",
         "issue": "31",
         "pages": "7444-7447",
+        "issn": "0947-6539",  # the ISSN it is part of (a related identifier too)
     }
 
 
@@ -332,7 +333,7 @@ def test_a_journal_article_is_published_with_every_value(rdm_openaire, transform
             "publication-section",
             "restricted",
             {
-                "journal:journal": {"title": "Lattices, a handbook"},
+                "journal:journal": {"title": "Lattices, a handbook", "issn": "0947-6539"},
                 "imprint:imprint": {"edition": "2nd"},
             },
         ),

@@ -133,6 +133,7 @@ def test_real_openaire_records_publish_through_oai_pmh(rdm_openaire, custom_fiel
         "volume": "23",
         "issue": "31",
         "pages": "7444-7447",
+        "issn": "0947-6539",
     }
     assert metadata["version"] == "SMUR"
     minimal = published["oai:real.openaire:guidelines-minimal"]

@@ -63,9 +63,22 @@ def citation(
     if pages:
         values.setdefault(JOURNAL, {})["pages"] = pages
         _unless_defined(transformer, JOURNAL, defined, "citationStartPage/EndPage", pages)
+    if JOURNAL in values:
+        issn = _journal_issn(data.get("metadata", {}))
+        if issn:
+            values[JOURNAL]["issn"] = issn
     custom = {field: value for field, value in values.items() if field in defined}
     if custom:
         data.setdefault("custom_fields", {}).update(custom)
+
+
+def _journal_issn(metadata: dict[str, Any]) -> str | None:
+    """The ISSN of the journal the record is part of (a related identifier, which stays):
+    RDM's journal field shows it beside the journal's title."""
+    for related in metadata.get("related_identifiers", ()):
+        if related.get("scheme") == "issn" and related["relation_type"]["id"] == "ispartof":
+            return str(related["identifier"])
+    return None
 
 
 def _unless_defined(
