@@ -13,7 +13,9 @@ and the warnings of the record being transformed), called by
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ..base import TransformError
 from .base import MissingCreatorChoice
@@ -160,7 +162,9 @@ def name_identifiers(
     identifiers: list[dict[str, str]] = []
     for found in children(element, "nameIdentifier"):
         value, kind = text_of(found), attribute(found, "nameIdentifierScheme")
-        scheme = scheme_for_type(kind, schemes)
+        scheme = scheme_for_type(kind, schemes) or scheme_of_uri(
+            attribute(found, "schemeURI"), schemes
+        )
         if not value or scheme is None or not valid_for(schemes, scheme, value):
             transformer.warn(
                 f"{label}: nameIdentifier {value!r} ({kind}) is not one RDM takes; dropped."
@@ -173,6 +177,24 @@ def name_identifiers(
             continue
         identifiers.append({"scheme": scheme, "identifier": idutils.normalize_pid(value, scheme)})
     return identifiers
+
+
+# Hosts of the schemeURIs that name a scheme RDM takes when nameIdentifierScheme is a label
+# of the repository's own ("ORCID iD", "Scopus" aside): OpenAIRE v4 records carry both.
+SCHEME_URI_HOSTS = {
+    "orcid.org": "orcid",
+    "isni.org": "isni",
+    "www.isni.org": "isni",
+    "d-nb.info": "gnd",
+    "ror.org": "ror",
+}
+
+
+def scheme_of_uri(uri: str, schemes: Mapping[str, Any]) -> str | None:
+    """The RDM scheme a nameIdentifier's ``schemeURI`` names, if the site has it."""
+    host = urlsplit(uri.strip()).hostname or ""
+    scheme = SCHEME_URI_HOSTS.get(host)
+    return scheme if scheme in schemes else None
 
 
 def affiliations(
