@@ -42,13 +42,17 @@ def test_demo_harvest_into_invenio_rdm_publishes_and_tombstones():
     assert "'record-view'" not in result.stderr
 
 
-def test_demo_harvest_of_lido_museum_objects_into_invenio_rdm():
+@pytest.mark.parametrize(
+    ("prefix", "transformer"),
+    [("lido", "lido_rdm"), ("marcxml", "marcxml_rdm"), ("oai_openaire", "oai_openaire_rdm")],
+)
+def test_demo_harvest_of_each_richer_format_into_invenio_rdm(prefix, transformer):
     pytest.importorskip("invenio_rdm_records")
-    result = run_demo("--rdm", "--prefix", "lido", "--records", "12")
+    result = run_demo("--rdm", "--prefix", prefix, "--records", "12")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     output = result.stdout
-    assert "serving 12 lido records" in output
-    assert "Target: records, transformer lido_rdm" in output
+    assert f"serving 12 {prefix} records" in output
+    assert f"Target: records, transformer {transformer}" in output
     assert "created 12, updated 0, deleted 0, unchanged 0, failed 0" in output
     assert "Deleted at the provider: 3; tombstones: 3" in output
     assert "The local service is in step with the provider." in output

@@ -3,6 +3,7 @@
     python -m oaiharvest_test_support.demo [--records 3000]
     python -m oaiharvest_test_support.demo --rdm [--records 40]
     python -m oaiharvest_test_support.demo --rdm --prefix lido [--records 40]
+    python -m oaiharvest_test_support.demo --rdm --prefix marcxml|oai_openaire [--records 40]
 
 It boots a real Invenio API application, registers a harvester with the same command an
 operator types (`invenio oai harvester create`), runs a first full harvest, changes records
@@ -14,7 +15,9 @@ With ``--rdm`` (needs the ``rdm`` extra) the target is InvenioRDM's records serv
 transformer is ``oai_dc_rdm``: every live source record must end up published, every deleted
 one as an RDM tombstone. RDM publishes a few records a second, hence the smaller default.
 With ``--prefix lido`` the provider serves its records as LIDO museum objects and the
-transformer is ``lido_rdm``.
+transformer is ``lido_rdm``; with ``--prefix marcxml`` as MARC 21 bibliographic records
+(``marcxml_rdm``), with ``--prefix oai_openaire`` as OpenAIRE v4 literature records
+(``oai_openaire_rdm``).
 """
 
 from __future__ import annotations
@@ -89,6 +92,54 @@ def change_provider(corpus, rng: random.Random, edits: int, deletions: int, addi
         corpus.add(f"oai:example.org:new-{number}", synthetic_metadata(rng, 10_000_000 + number))
 
 
+RDM_FORMATS = ("lido", "marcxml", "oai_openaire")
+RDM_TRANSFORMERS = {
+    "oai_dc": "oai_dc_rdm",
+    "lido": "lido_rdm",
+    "marcxml": "marcxml_rdm",
+    "oai_openaire": "oai_openaire_rdm",
+}
+
+
+def served_formats(prefix: str) -> dict:
+    """The provider's renderer of `prefix` from each record's number and title (LIDO and
+    oai_dc it renders itself)."""
+    from oarepo_oaipmh_harvester.testing.provider import ServedFormat
+
+    def number(record) -> str:
+        return record.identifier.rsplit(":", 1)[-1]
+
+    def title(record) -> str:
+        return (record.metadata.get("title") or [record.identifier])[0]
+
+    if prefix == "oai_openaire":
+        from oarepo_oaipmh_harvester.testing.corpus_openaire import (
+            OPENAIRE_NS,
+            OPENAIRE_SCHEMA,
+            openaire_document,
+        )
+
+        render = lambda record: openaire_document(number(record), title=title(record))  # noqa: E731
+        return {prefix: ServedFormat(OPENAIRE_SCHEMA, OPENAIRE_NS, render)}
+    if prefix == "marcxml":
+        from oarepo_oaipmh_harvester.testing.corpus_marc import MARC_NS, marcxml_document
+
+        def render(record) -> str:
+            fields = [
+                ("001", number(record)),
+                ("008", "230101s2023    xx            000 0 eng d"),
+                ("100", "1 ", [("a", "Novák, Jan,"), ("e", "author.")]),
+                ("245", "10", [("a", title(record))]),
+                ("264", " 1", [("a", "Prague :"), ("b", "Example Press,"), ("c", "2023.")]),
+                ("520", "3 ", [("a", f"Record {number(record)} of the demo provider.")]),
+            ]
+            return marcxml_document(fields, collection=False)
+
+        schema = "http://www.loc.gov/standards/marcxml/schema/MARC21slim.xsd"
+        return {prefix: ServedFormat(schema, MARC_NS, render)}
+    return {}
+
+
 def run_cli(app, *args: str) -> float:
     from oarepo_oaipmh_harvester import cli
 
@@ -128,13 +179,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--page-size", type=int, default=None, help="default 200 (--rdm: 10)")
     parser.add_argument(
         "--prefix",
-        choices=("oai_dc", "lido"),
+        choices=("oai_dc", *RDM_FORMATS),
         default="oai_dc",
-        help="the metadata format to harvest (lido: museum objects, with --rdm)",
+        help="the metadata format to harvest (all but oai_dc with --rdm)",
     )
     options = parser.parse_args(argv)
-    if options.prefix == "lido" and not options.rdm:
-        parser.error("--prefix lido harvests into InvenioRDM: add --rdm")
+    if options.prefix in RDM_FORMATS and not options.rdm:
+        parser.error(f"--prefix {options.prefix} harvests into InvenioRDM: add --rdm")
     records = options.records or (40 if options.rdm else 3000)
     page_size = options.page_size or (10 if options.rdm else 200)
     if options.rdm:  # a few of each on the small corpus
@@ -150,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
 
     if options.rdm:
-        transformer = "lido_rdm" if options.prefix == "lido" else "oai_dc_rdm"
+        transformer = RDM_TRANSFORMERS[options.prefix]
         target, batch_size, count = "records", 10, count_rdm_records
     else:
         target, transformer, batch_size, count = "oai-sample-records", "", 100, count_sample_records
@@ -162,7 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     corpus.set_clock(datetime(2024, 1, 1, tzinfo=UTC))
     try:
         with OAIPMHProvider(
-            corpus, page_size=page_size, metadata_prefixes=("oai_dc", options.prefix)
+            corpus,
+            page_size=page_size,
+            metadata_prefixes=("oai_dc", options.prefix),
+            formats=served_formats(options.prefix),
         ) as provider:
             app = build_app(workdir, search.url, rdm=options.rdm)
             with app.app_context():
