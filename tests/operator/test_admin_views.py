@@ -190,6 +190,9 @@ def test_create_and_edit_forms_and_the_calls_they_make(
     assert in_order[:4] == ["id", "name", "base_url", "metadata_prefix"]
     schema = form["resource-schema"]
     assert schema["id"]["required"] and schema["id"]["createOnly"]
+    # Left empty, the check picks the richest format the provider offers (issue 35).
+    assert not schema["metadata_prefix"].get("required")
+    assert "richest format" in fields["metadata_prefix"]["description"]
     assert schema["watermark"]["readOnly"]
     assert every_field_has_a_widget(schema, fields)
     # Lists of plain values are multiple choices with additions, not the array widget.
