@@ -37,9 +37,7 @@ def upgrade():
             "released_from", "oai_identifier", name=op.f("pk_oai_harvester_released_record")
         ),
     )
-    op.create_index(
-        "ix_oai_harvester_released_record_source", TABLE, ["target", "metadata_prefix"]
-    )
+    op.create_index("ix_oai_harvester_released_record_source", TABLE, ["target", "metadata_prefix"])
 
 
 def downgrade():

@@ -137,9 +137,7 @@ class Exchange:
         """Whether the deadline has passed (the timer may not have fired yet)."""
         if self.expired:
             return True
-        return (
-            self.started_at is not None and time.monotonic() - self.started_at > self._armed_for
-        )
+        return self.started_at is not None and time.monotonic() - self.started_at > self._armed_for
 
     def _expire(self) -> None:
         with self._lock:

@@ -295,6 +295,13 @@ class MARCXMLRDMTransformer(RDMTransformer):
     # -- descriptions
     def _descriptions(self, marc: MARC, metadata: dict[str, Any]) -> None:
         additional: list[dict[str, Any]] = []
+        seen: set[tuple[str, str]] = set()
+
+        def add(entry: dict[str, Any] | None) -> None:
+            if entry and (entry["description"], entry["type"]["id"]) not in seen:
+                seen.add((entry["description"], entry["type"]["id"]))
+                additional.append(entry)
+
         for field in marc.get("520"):
             if field.indicator2 in ("1", "2"):
                 continue  # InvenioRDM's formats and sizes (read with the other fields)
@@ -302,15 +309,14 @@ class MARCXMLRDMTransformer(RDMTransformer):
                 if "description" not in metadata and len(text) >= 3:
                     metadata["description"] = _html(text)
                 else:
-                    entry = self._additional("description", "520", _html(text), ("abstract",))
-                    if entry and entry not in additional:
-                        additional.append(entry)
+                    add(self._additional("description", "520", _html(text), ("abstract",)))
         for tag, kinds in DESCRIPTION_TAGS.items():
             for field in marc.get(tag):
-                text = "; ".join(values(field, "a", "v"))
-                entry = self._additional("description", tag, _html(text), kinds) if text else None
-                if entry and entry not in additional:
-                    additional.append(entry)
+                # A note is sentences (its full stop stays); a series is a heading.
+                read = values if tag == "490" else raw
+                text = "; ".join(read(field, "a") + read(field, "v"))
+                if text:
+                    add(self._additional("description", tag, _html(text), kinds))
         if additional:
             metadata["additional_descriptions"] = additional
 
@@ -328,6 +334,7 @@ class MARCXMLRDMTransformer(RDMTransformer):
     # -- subjects
     def _subjects(self, marc: MARC, metadata: dict[str, Any]) -> None:
         subjects: list[dict[str, str]] = []
+        seen: set[tuple[str, str]] = set()
         schemes: dict[str, int] = {}
         for field in marc.get(*SUBJECT_TAGS):
             if field.tag == "650" and (field.indicator1, field.indicator2) == ("1", "7"):
@@ -343,7 +350,9 @@ class MARCXMLRDMTransformer(RDMTransformer):
                 (i for i in raw(field, "0") if self.vocabularies.exists("subjects", i)), None
             )
             entry = {"id": known} if known else {"subject": text}
-            if entry not in subjects:
+            key = ("id", known) if known else ("subject", text)
+            if key not in seen:
+                seen.add(key)
                 subjects.append(entry)
             scheme = first(field, "2") or THESAURI.get(field.indicator2, "")
             if scheme and not known and field.tag not in ("653", "690"):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from .helpers import EUREPO_ACCESS, add_identifier, doi_of, eurepo_term, is_web_url, pid_doi
+from .helpers import EUREPO_ACCESS, doi_of, eurepo_term, is_web_url, pid_doi
 from .marcxml_read import clean, first, raw, values
 
 if TYPE_CHECKING:
@@ -49,8 +49,12 @@ def identifiers(
     transformer: MARCXMLRDMTransformer, marc: MARC, data: dict[str, Any], record: OAIRecord
 ) -> None:
     found: list[dict[str, str]] = list(data["metadata"].get("identifiers", []))
+    # A set beside the list: a record of thousands of 035s must not compare each with all.
+    seen = {(i["scheme"], i["identifier"].lower()) for i in found}
 
     def keep(tag: str, value: str, scheme: str | None) -> None:
+        import idutils
+
         doi = doi_of(value) if scheme in (None, "doi") else None
         if doi and tag == "024" and transformer.doi_as_pid(doi, data):
             return
@@ -64,7 +68,13 @@ def identifiers(
         if scheme is None:
             transformer.warn(f"{tag} {value!r}: scheme unknown; dropped.")
             return
-        add_identifier(found, {"identifier": doi or value, "scheme": scheme})
+        if scheme in ("isbn", "issn") and not doi:
+            # RDM stores them normalised (hyphenated); so compares are equal.
+            value = idutils.normalize_pid(value, scheme)
+        key = (scheme, (doi or value).lower())
+        if key not in seen:
+            seen.add(key)
+            found.append({"identifier": doi or value, "scheme": scheme})
 
     for field in marc.get("020"):
         for value in raw(field, "a"):
@@ -244,6 +254,7 @@ def _related_of_rdm(
 def links(transformer: MARCXMLRDMTransformer, marc: MARC, metadata: dict[str, Any]) -> None:
     related: list[dict[str, Any]] = metadata.setdefault("related_identifiers", [])
     known = {f"{r['scheme']}:{r['identifier']}" for r in related}
+    seen = {(r["scheme"], r["identifier"], r["relation_type"]["id"]) for r in related}
     for field in marc.get("856"):
         for value in raw(field, "a"):
             # InvenioRDM's 856 with second indicator 2: "scheme:identifier" of a related
@@ -263,9 +274,11 @@ def links(transformer: MARCXMLRDMTransformer, marc: MARC, metadata: dict[str, An
             if relation is None:
                 transformer.warn(f"856 $u {url!r}: no relation type {kinds[0]!r}; dropped.")
             else:
-                entry = {"identifier": url, "scheme": "url", "relation_type": {"id": relation}}
-                if entry not in related:
-                    related.append(entry)
+                if ("url", url, relation) not in seen:
+                    seen.add(("url", url, relation))
+                    related.append(
+                        {"identifier": url, "scheme": "url", "relation_type": {"id": relation}}
+                    )
             link: dict[str, Any] = {"url": url, "relation": relation}
             for key, got in (
                 ("size", size),
