@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from .helpers import EUREPO_ACCESS, doi_of, eurepo_term, is_web_url, pid_doi
+from .helpers import EUREPO_ACCESS, doi_of, eurepo_term, is_web_url, pid_doi, valid_for
 from .marcxml_read import clean, first, raw, values
 
 if TYPE_CHECKING:
@@ -61,7 +61,13 @@ def identifiers(
         if doi and doi.lower() == pid_doi(data):
             return
         scheme = "doi" if doi else scheme or transformer.detected_scheme(value)
-        if scheme and scheme not in (transformer._identifier_schemes or {}):
+        schemes = transformer._identifier_schemes or {}
+        if scheme and scheme not in schemes:
+            scheme = None
+        if scheme and not doi and not valid_for(schemes, scheme, value):
+            transformer.warn(
+                f"{tag} {value!r}: not a valid {scheme}; kept as other if the site has it."
+            )
             scheme = None
         if scheme is None and transformer.has_scheme("other"):
             scheme = "other"
@@ -218,6 +224,8 @@ def host(transformer: MARCXMLRDMTransformer, marc: MARC, data: dict[str, Any]) -
                     transformer.warn(f"773 {shown!r}: $g {parts!r} not kept.")
                 continue
         issn = journal.get("issn")
+        if issn and not valid_for(transformer._related_schemes or {}, "issn", issn):
+            issn = None  # named in the warning below
         relation = transformer.relation("ispublishedin", "ispartof", "other")
         if issn and relation:
             entry = {"identifier": issn, "scheme": "issn", "relation_type": {"id": relation}}
