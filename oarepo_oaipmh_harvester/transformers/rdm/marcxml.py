@@ -16,6 +16,7 @@ optional extra: nothing RDM-specific is imported at module level.
 
 from __future__ import annotations
 
+import re
 from html import escape, unescape
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,16 @@ from .base import RDMTransformer
 from .helpers import level0_date, years_in_text
 from .marcxml_fields import funding, host, identifiers, links, rights
 from .marcxml_names import names
-from .marcxml_read import CONTENT_TYPES, LEADER_TYPES, first, marc_record, raw, unhandled, values
+from .marcxml_read import (
+    COLLECTIONS,
+    CONTENT_TYPES,
+    LEADER_TYPES,
+    first,
+    marc_record,
+    raw,
+    unhandled,
+    values,
+)
 
 if TYPE_CHECKING:
     import pymarc
@@ -214,7 +224,10 @@ class MARCXMLRDMTransformer(RDMTransformer):
                 until = value.rsplit("/", 1)[-1]
                 self._embargo_until = until
                 continue
+            # "2003, c2000": the publication year first, then a copyright year.
+            head = re.split(r"[,;]", value, maxsplit=1)[0]
             found = level0_date(value.strip("[]. ")) or years_in_text(value)
+            found = found or level0_date(head.strip("[]. ")) or years_in_text(head)
             if found and "publication_date" not in metadata:
                 metadata["publication_date"] = found
             elif not found:
@@ -252,6 +265,12 @@ class MARCXMLRDMTransformer(RDMTransformer):
             found = self.resource_type_by_keyword(term) if term else None
             if found:
                 return found
+        lowered = {term.lower() for term in terms}
+        for collection, candidates in COLLECTIONS.items():
+            if collection in lowered:
+                for candidate in candidates:
+                    if exists("resourcetypes", candidate):
+                        return candidate
         leader = marc.leader
         kind, level = leader[6], leader[7]
         for key in ((kind, level), (kind, "")):

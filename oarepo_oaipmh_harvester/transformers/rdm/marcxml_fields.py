@@ -10,7 +10,10 @@ in InvenioRDM's own form (``$a`` identifier, ``$i`` relation, ``$n`` scheme), el
 856 links are related identifiers (relation by the second indicator) and, for the files
 issue, :attr:`~.marcxml.MARCXMLRDMTransformer.last_file_links`; 536 is funding.
 
-Each rule is a function of the :class:`~.marcxml.MARCXMLRDMTransformer` of the run.
+Each rule is a function of the :class:`~.marcxml.MARCXMLRDMTransformer` of the run (typed
+as its base class here: importing the subclass would make an import cycle; the rules also
+call its ``has_scheme``, ``has_custom_field``, ``relation``, ``relation_by_title`` and
+``last_file_links``).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ if TYPE_CHECKING:
     import pymarc
 
     from ...protocol.records import OAIRecord
-    from .marcxml import MARCXMLRDMTransformer
+    from .base import RDMTransformer as MARCXMLRDMTransformer
     from .marcxml_read import MARC
 
 # 024 first indicator -> the scheme it names (7: the scheme is in $2).

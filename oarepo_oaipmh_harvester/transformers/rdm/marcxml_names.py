@@ -143,7 +143,8 @@ def _identifiers(
     from flask import current_app
 
     schemes = current_app.config.get("RDM_RECORDS_PERSONORG_SCHEMES") or {}
-    wanted = {"ror"} if kind == "organizational" else {"orcid", "gnd", "isni"}
+    # GND and ISNI name organisations too; ORCID only people, ROR only organisations.
+    wanted = {"ror", "gnd", "isni"} if kind == "organizational" else {"orcid", "gnd", "isni"}
     kept: list[dict[str, str]] = []
     for value in raw(found, "0") + raw(found, "1"):
         scheme, bare = _scheme_of(value)

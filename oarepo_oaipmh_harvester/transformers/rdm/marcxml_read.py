@@ -13,6 +13,7 @@ name an RDM role; and which subfields of which tags have a rule (every other one
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -47,6 +48,20 @@ LEADER_TYPES: dict[tuple[str, str], tuple[str, ...]] = {
     ("o", ""): ("other",),
     ("p", ""): ("other",),
     ("r", ""): ("physicalobject", "other"),
+}
+# 980 collection terms of Invenio v1 sites (CDS, INSPIRE), most specific first (a record is
+# in several: "arXiv", "Citeable", "CORE", "HEP", "Published") -> resource type ids.
+COLLECTIONS: dict[str, tuple[str, ...]] = {
+    "conferencepaper": ("publication-conferencepaper", "publication"),
+    "thesis": ("publication-thesis", "publication"),
+    "proceedings": ("publication-conferenceproceeding", "publication"),
+    "bookchapter": ("publication-section", "publication"),
+    "book": ("publication-book", "publication"),
+    "report": ("publication-report", "publication"),
+    "published": ("publication-article", "publication"),
+    "article": ("publication-article", "publication"),
+    "arxiv": ("publication-preprint", "publication"),
+    "preprint": ("publication-preprint", "publication"),
 }
 # 336 $b RDA content type codes -> resource type ids tried in order.
 CONTENT_TYPES: dict[str, tuple[str, ...]] = {
@@ -242,7 +257,8 @@ def clean(value: str) -> str:
     """A subfield's value without the ISBD punctuation that ends it and extra spaces
     (``Traffic :`` -> ``Traffic``, ``Vanderbilt, Tom.`` -> ``Vanderbilt, Tom``); an initial's
     full stop (``Fecko, M.``) and an ellipsis stay."""
-    value = " ".join(value.split())
+    # MARC-8 data converted to UTF-8 keeps its decomposed diacritics ("fu\u0308r").
+    value = unicodedata.normalize("NFC", " ".join(value.split()))
     previous = None
     while previous != value:
         previous = value
@@ -266,7 +282,11 @@ def first(found: pymarc.Field, code: str) -> str:
 
 def raw(found: pymarc.Field, code: str) -> list[str]:
     """The values of `code`, stripped only (identifiers and URLs keep their punctuation)."""
-    return [sub.value.strip() for sub in found.subfields if sub.code == code and sub.value.strip()]
+    return [
+        unicodedata.normalize("NFC", sub.value.strip())
+        for sub in found.subfields
+        if sub.code == code and sub.value and sub.value.strip()
+    ]
 
 
 def relator(found: pymarc.Field) -> str:
