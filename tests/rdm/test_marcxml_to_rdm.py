@@ -296,7 +296,7 @@ def test_unmappable_values_are_warnings_on_a_valid_record(rdm_marc, transformer)
         "773 'Annals of Nothing': the site has no journal:journal custom field; dropped (title "
         "'Annals of Nothing', volume '3').",
         "856 $u 'images/scan.jpg': not a URL; dropped.",
-        "502 $c 'Example University': the site has no thesis:university custom field; dropped.",
+        "502 $c 'Example University': the site has no thesis:thesis custom field; dropped.",
         "040: no RDM field is mapped; dropped.",
         "082: no RDM field is mapped; dropped.",
         "100 $d: no RDM field is mapped; dropped.",
@@ -358,6 +358,32 @@ def test_a_record_without_a_title_is_a_transform_error(rdm_marc, transformer):
     untitled = marcxml_document([f for f in BOOK if f[0] != "245"])
     with pytest.raises(TransformError, match="no title of at least 3 characters in 245"):
         transformer.transform(harvested(untitled))
+
+
+def test_a_site_with_journal_and_thesis_custom_fields_gets_them(rdm_marc, app, monkeypatch):
+    """RDM's contrib custom fields (journal, thesis) where the site configures them: 773
+    goes into ``journal:journal`` instead of a related ISSN, 502 into ``thesis:thesis``."""
+    from invenio_rdm_records.contrib.journal import JOURNAL_CUSTOM_FIELDS
+    from invenio_rdm_records.contrib.thesis import THESIS_CUSTOM_FIELDS
+
+    monkeypatch.setitem(
+        app.config, "RDM_CUSTOM_FIELDS", JOURNAL_CUSTOM_FIELDS + THESIS_CUSTOM_FIELDS
+    )
+    transformer = MARCXMLRDMTransformer()
+
+    book = transformer.transform(library("book"))
+    assert book["custom_fields"] == {
+        "journal:journal": {"title": "Journal of Lattices", "issn": "1234-5679"}
+    }
+    assert "773 'Journal of Lattices': $g 'Vol. 5, no. 2 (2021), p. 33-45' not kept." in (
+        transformer.last_warnings
+    )
+    assert all(r["scheme"] != "issn" for r in book["metadata"]["related_identifiers"])
+    thesis = transformer.transform(library("unmappable"))
+    assert thesis["custom_fields"] == {
+        "journal:journal": {"title": "Annals of Nothing", "volume": "3"},
+        "thesis:thesis": {"university": "Example University"},
+    }
 
 
 # -- harvested through OAI-PMH from the bundled provider --------------------------------------

@@ -340,14 +340,23 @@ class MARCXMLRDMTransformer(RDMTransformer):
             metadata["additional_descriptions"] = additional
 
     def _thesis(self, marc: MARC, data: dict[str, Any]) -> None:
+        """502 ``$c`` (and ``$b``, the degree): RDM 13+'s ``thesis:thesis`` custom field
+        (university, type), else a site's ``thesis:university`` (the name InvenioRDM's
+        MARCXML serializer reads), else a warning."""
         for field in marc.get("502"):
             for university in values(field, "c"):
-                if self.has_custom_field("thesis:university"):
+                if self.has_custom_field("thesis:thesis"):
+                    thesis = data.setdefault("custom_fields", {}).setdefault("thesis:thesis", {})
+                    thesis.setdefault("university", university)
+                    degree = first(field, "b")
+                    if degree:
+                        thesis.setdefault("type", degree)
+                elif self.has_custom_field("thesis:university"):
                     data.setdefault("custom_fields", {}).setdefault("thesis:university", university)
                 else:
                     self.warn(
-                        f"502 $c {university!r}: the site has no thesis:university custom "
-                        f"field; dropped."
+                        f"502 $c {university!r}: the site has no thesis:thesis custom field; "
+                        f"dropped."
                     )
 
     # -- subjects
