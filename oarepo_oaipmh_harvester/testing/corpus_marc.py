@@ -77,6 +77,7 @@ BOOK: list[Field] = [
     ),
     ("245", "10", [("a", "Spectral lattice models :"), ("b", "a primer /"), ("c", "Jan Novák.")]),
     ("246", "31", [("a", "Spektrale Gittermodelle")]),
+    ("880", "10", [("6", "245-01"), ("a", "Спектральные модели решёток")]),
     ("246", "30", [("a", "Lattice models")]),
     ("250", "  ", [("a", "2nd edition.")]),
     ("264", " 1", [("a", "Berlin :"), ("b", "Example Press,"), ("c", "2021.")]),
@@ -193,6 +194,8 @@ UNMAPPABLE: list[Field] = [
     ("773", "0 ", [("t", "Annals of Nothing"), ("v", "3")]),
     ("856", "40", [("u", "images/scan.jpg")]),
     ("909", "CO", [("p", "user-elsewhere")]),
+    ("880", "1 ", [("6", "100-01"), ("a", "Роу, Ричард")]),
+    ("909", "C4", [("p", "Annals of Nothing")]),
     ("995", "  ", [("a", "local")]),
 ]
 

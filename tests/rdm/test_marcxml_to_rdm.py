@@ -166,6 +166,7 @@ def test_a_catalogued_book_is_published_with_every_value(rdm_marc, transformer):
     assert [(t["title"], t["type"]["id"]) for t in metadata["additional_titles"]] == [
         ("Spektrale Gittermodelle", "translated-title"),
         ("Lattice models", "alternative-title"),
+        ("Спектральные модели решёток", "alternative-title"),
     ]
     assert [
         (c["person_or_org"]["name"], c["person_or_org"].get("identifiers"), c.get("affiliations"))
@@ -302,6 +303,8 @@ def test_unmappable_values_are_warnings_on_a_valid_record(rdm_marc, transformer)
         "100 $d: no RDM field is mapped; dropped.",
         "245 $c: no RDM field is mapped; dropped.",
         "502 $a: no RDM field is mapped; dropped.",
+        "880 linked to 100: no RDM field is mapped; dropped.",
+        "909C4: no RDM field is mapped; dropped.",
         "995: no RDM field is mapped; dropped.",
     ]
     metadata = publish(rdm_marc, data)["metadata"]

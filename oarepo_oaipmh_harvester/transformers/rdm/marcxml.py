@@ -30,6 +30,7 @@ from .marcxml_read import (
     CONTENT_TYPES,
     LEADER_TYPES,
     first,
+    is_linked_title,
     marc_record,
     raw,
     unhandled,
@@ -135,7 +136,12 @@ class MARCXMLRDMTransformer(RDMTransformer):
         links(self, marc, metadata)
         funding(self, marc, metadata)
         self._thesis(marc, data)
-        references = [{"reference": v} for f in marc.get("999") for v in raw(f, "x")]
+        references = [
+            {"reference": v}
+            for f in marc.get("999")
+            if (f.indicator1, f.indicator2) == ("C", "5")
+            for v in raw(f, "x")
+        ]
         if references:
             metadata["references"] = references
         for name, count in sorted(unhandled(marc).items()):
@@ -161,9 +167,7 @@ class MARCXMLRDMTransformer(RDMTransformer):
         extra += [(f, ("translated-title", "alternative-title")) for f in marc.get("242")]
         extra += [(f, ("alternative-title", "other")) for f in marc.get("130", "240", "210")]
         extra += [
-            (f, ("alternative-title", "other"))
-            for f in marc.get("880")
-            if any(v.startswith(("245", "246")) for v in raw(f, "6"))
+            (f, ("alternative-title", "other")) for f in marc.get("880") if is_linked_title(f)
         ]
         for field, kinds in extra:
             text = self._title_of(field)

@@ -310,7 +310,33 @@ def unhandled(marc: MARC) -> dict[str, int]:
         for each in found:
             if each.is_control_field():
                 continue
+            unruled = _unruled_variant(each)
+            if unruled:
+                counts[unruled] += 1
+                continue
             for sub in each.subfields:
                 if sub.code not in codes:
                     counts[f"{tag} ${sub.code}"] += 1
     return dict(counts)
+
+
+# Tags whose rule covers only some of their fields: the indicators InvenioRDM and Invenio v1
+# give their 909 (OAI) and 999 (references), and an 880 linked to a title.
+ONLY_INDICATORS = {"909": ("C", "O"), "999": ("C", "5")}
+
+
+def _unruled_variant(found: pymarc.Field) -> str:
+    """``909C4``, ``999  ``, ``880 linked to 100``: a field of a tag with a rule that does not
+    cover it (counted as a whole), else ``""``."""
+    wanted = ONLY_INDICATORS.get(found.tag)
+    if wanted and (found.indicator1, found.indicator2) != wanted:
+        return f"{found.tag}{found.indicator1}{found.indicator2}".rstrip()
+    if found.tag == "880" and not is_linked_title(found):
+        linked = (raw(found, "6") or ["?"])[0][:3]
+        return f"880 linked to {linked}"
+    return ""
+
+
+def is_linked_title(found: pymarc.Field) -> bool:
+    """An 880 (alternate script) of a 245 or 246 title."""
+    return any(value.startswith(("245", "246")) for value in raw(found, "6"))
