@@ -202,7 +202,9 @@ def _is_license(transformer: MARCXMLRDMTransformer, field: pymarc.Field) -> bool
 def host(transformer: MARCXMLRDMTransformer, marc: MARC, data: dict[str, Any]) -> None:
     metadata = data["metadata"]
     for field in marc.get("773"):
-        if raw(field, "i") and raw(field, "a"):
+        # InvenioRDM's form has no title; a catalogue's 773 may have an $i and an $a (the
+        # host's relationship and main entry) too, with its title in $t.
+        if raw(field, "i") and raw(field, "a") and not (raw(field, "t") or raw(field, "p")):
             _related_of_rdm(transformer, field, metadata)
             continue
         journal = {
@@ -218,14 +220,21 @@ def host(transformer: MARCXMLRDMTransformer, marc: MARC, data: dict[str, Any]) -
             if (value := first(field, code))
         }
         parts = " ".join(values(field, "g", "q"))
+        parsed = _related_parts(parts)
+        for key, value in parsed.items():
+            journal.setdefault(key, value)
+        unparsed = f", $g {parts!r}" if parts and not parsed else ""
         shown = journal.get("title") or parts or "?"
+        current = data.get("custom_fields", {})
         if journal and transformer.has_custom_field(JOURNAL_FIELD):
-            current = data.setdefault("custom_fields", {})
             if JOURNAL_FIELD not in current:
-                current[JOURNAL_FIELD] = journal
-                if parts:
+                data.setdefault("custom_fields", {})[JOURNAL_FIELD] = journal
+                if unparsed:
                     transformer.warn(f"773 {shown!r}: $g {parts!r} not kept.")
                 continue
+            reason = f"a second host item ({JOURNAL_FIELD} holds the first)"
+        else:
+            reason = f"the site has no {JOURNAL_FIELD} custom field"
         issn = journal.get("issn")
         if issn and not valid_for(transformer._related_schemes or {}, "issn", issn):
             issn = None  # named in the warning below
@@ -235,10 +244,27 @@ def host(transformer: MARCXMLRDMTransformer, marc: MARC, data: dict[str, Any]) -
             metadata.setdefault("related_identifiers", []).append(entry)
         kept = f"kept its ISSN as a related identifier ({relation})" if issn and relation else ""
         transformer.warn(
-            f"773 {shown!r}: the site has no {JOURNAL_FIELD} custom field; "
-            f"{kept or 'dropped'} ({', '.join(f'{k} {v!r}' for k, v in journal.items())}"
-            f"{f', {parts!r}' if parts else ''})."
+            f"773 {shown!r}: {reason}; {kept or 'dropped'} "
+            f"({', '.join(f'{k} {v!r}' for k, v in journal.items())}{unparsed})."
         )
+
+
+# "Vol. 5, no. 2 (2021), p. 33-45", "Bd. 12, H. 3, S. 101-120": a catalogue's 773 $g.
+RELATED_PARTS = {
+    "volume": re.compile(r"\b(?:vol(?:ume)?|v|bd|jg|band)\.?\s*(\d+[\w/-]*)", re.I),
+    "issue": re.compile(r"\b(?:no|nr|number|issue|heft|h)\.?\s*(\d+[\w/-]*)", re.I),
+    "pages": re.compile(r"\b(?:pp|p|s|pages?)\.?\s*(\d+(?:\s*-\s*\d+)?)", re.I),
+}
+
+
+def _related_parts(text: str) -> dict[str, str]:
+    """Volume, issue and pages a 773 ``$g`` names (none it does not)."""
+    found = {}
+    for key, pattern in RELATED_PARTS.items():
+        match = pattern.search(text)
+        if match:
+            found[key] = match.group(1).replace(" ", "")
+    return found
 
 
 def _related_of_rdm(
