@@ -229,9 +229,7 @@ def test_missing_creator_on_the_command_line_in_a_fixture_and_in_the_list(
     assert result.exit_code == 0, result.output
     assert db.session.get(OAIHarvester, "museum").missing_creator == "fail"
 
-    refused = run_cli(
-        "harvester", "update", "museum", "--transformer", "oai_dc", "--no-check"
-    )
+    refused = run_cli("harvester", "update", "museum", "--transformer", "oai_dc", "--no-check")
     assert refused.exit_code != 0
     assert "--missing-creator: Transformer 'oai_dc' has no use for it" in refused.output
     assert "leave --missing-creator empty" in refused.output
