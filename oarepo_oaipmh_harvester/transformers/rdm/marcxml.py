@@ -117,13 +117,15 @@ class MARCXMLRDMTransformer(RDMTransformer):
         self._languages(marc, metadata)
         self._descriptions(marc, metadata)
         self._subjects(marc, metadata)
-        for tag, key in (("250", "version"),):
-            found = [v for f in marc.get(tag) for v in values(f, "a")]
-            if found:
-                metadata[key] = found[0]
+        editions = [v for f in marc.get("250") for v in values(f, "a")]
+        if editions:
+            metadata["version"] = editions[0]
+            for other in editions[1:]:
+                self.warn(f"250 {other!r}: RDM keeps one version; dropped.")
         sizes = ["; ".join(values(f, "a", "b", "c")) for f in marc.get("300")]
-        sizes += [v for f in marc.get("520") if f.indicator2 == "2" for v in values(f, "a")]
-        formats = [v for f in marc.get("520") if f.indicator2 == "1" for v in values(f, "a")]
+        # InvenioRDM's sizes and formats as it wrote them (no ISBD to cut).
+        sizes += [v for f in marc.get("520") if f.indicator2 == "2" for v in raw(f, "a")]
+        formats = [v for f in marc.get("520") if f.indicator2 == "1" for v in raw(f, "a")]
         for key, found in (("sizes", sizes), ("formats", formats)):
             if any(found):
                 metadata[key] = list(dict.fromkeys(v for v in found if v))
