@@ -69,7 +69,8 @@ class _ProgressPrinter:
     "--identifier",
     "identifiers",
     multiple=True,
-    help="Only this OAI identifier (GetRecord); repeat, at most OAI_HARVESTER_MAX_RUN_IDENTIFIERS.",
+    help="Only this OAI identifier (GetRecord); repeat, at most "
+    "OAI_HARVESTER_MAX_RUN_IDENTIFIERS.",
 )
 @switch(
     "--reconcile-only",
