@@ -24,6 +24,7 @@ from invenio_rdm_records.services.errors import RecordDeletedException
 from oarepo_oaipmh_harvester.models import OAIHarvestedRecord
 from oarepo_oaipmh_harvester.transformers.rdm.datacite import DataCiteRDMTransformer
 from oarepo_oaipmh_harvester.transformers.rdm.dublin_core import DublinCoreRDMTransformer
+from oarepo_oaipmh_harvester.transformers.rdm.marcxml import MARCXMLRDMTransformer
 
 from .conftest import RDM_TARGET
 from .oaiserver_source import OAIServerSource
@@ -42,6 +43,7 @@ def app_config(app_config):
         **app_config["OAI_HARVESTER_TRANSFORMERS"],
         "oai_dc_rdm": DublinCoreRDMTransformer,
         "oai_datacite_rdm": DataCiteRDMTransformer,
+        "marcxml_rdm": MARCXMLRDMTransformer,
     }
     return app_config
 
@@ -172,9 +174,36 @@ OAI_DATACITE = RoundTrip(
 )
 """Measured with invenio-rdm-records 32 and 36: their DataCite serializer and our oai_datacite_rdm."""
 
+MARCXML = RoundTrip(
+    "marcxml",
+    "marcxml_rdm",
+    equal=frozenset(FIELDS)
+    - {
+        "additional_titles",
+        "creator_types",
+        "creator_identifiers",
+        "dates",
+        "identifiers",
+        "additional_descriptions",
+    },
+    lost={
+        "additional_titles": "not served (245 $a is the main title only)",
+        "creator_types": (
+            "every name is a 100/700 with blank indicators: a person with one name comes back "
+            "as an organisation, an organisation whose name has a comma as a person"
+        ),
+        "creator_identifiers": "only GND and ORCID are served ($0); ROR and ISNI are not",
+        "dates": "only the publication date is served (260 $c)",
+        "identifiers": "only a DOI is served (024); URLs, ISBNs and the rest are not",
+        "additional_descriptions": "served as 500 notes: their type becomes `other`",
+    },
+)
+"""Measured with invenio-rdm-records 36: its MARCXML serializer and our marcxml_rdm."""
+
 ROUND_TRIPS = [
     pytest.param(OAI_DC, id="oai_dc"),
     pytest.param(OAI_DATACITE, id="oai_datacite"),
+    pytest.param(MARCXML, id="marcxml"),
 ]
 
 
