@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     """fetch, rdm and rdm_workers (one real Celery worker, which runs the site's PID tasks
-    too: the clock waits for them) with its growth step, and rdm_grown with a site of 40
-    records."""
+    too: the clock waits for them) with its growth step, rdm_grown with a site of 40
+    records, and formats with 3 real records of each format."""
     pytest.importorskip("invenio_rdm_records")
     database = os.environ.get("SQLALCHEMY_DATABASE_URI", "")
     if not database.startswith("postgresql"):
@@ -26,7 +26,8 @@ def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     host = search_server[0]
     report = tmp_path / "bench.json"
     result = subprocess.run(
-        [sys.executable, "benchmarks/harvest.py", "--phases", "fetch,rdm,rdm_workers,rdm_grown"]
+        [sys.executable, "benchmarks/harvest.py"]
+        + ["--phases", "fetch,rdm,rdm_workers,rdm_grown,formats", "--format-records", "3"]
         + ["--records", "300", "--rdm-records", "6", "--rdm-worker-counts", "1"]
         + ["--rdm-site-records", "40", "--rdm-growth-records", "12"]
         + ["--quiet-wait", "0", "--json", str(report)],
@@ -57,6 +58,13 @@ def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     assert rdm_steps["full"]["queued_documents"] == 0
     # Nothing new at the provider: Identify and one ListRecords, nothing written into RDM.
     assert summary["rdm_no_change_requests"] == 2
+    # Each format's reader and writer per record, on recorded real records (issue 35).
+    assert "formats into InvenioRDM (issue 35), real records" in result.stdout
+    formats = outcome["phases"]["formats"]["steps"]
+    for prefix in ("oai_dc", "oai_datacite", "lido", "marcxml", "oai_openaire"):
+        row = formats[f"{prefix}_per_record"]
+        assert (row["records"], row["failed"]) == (3, 0), (prefix, row)
+        assert row["reader_ms"] > 0 and row["writer_ms"] > 0, (prefix, row)
     assert summary["rdm_no_change_writes"] == {"target_sql": 0, "search": 0, "entries": 0}
     assert "check rdm_workers.1: 6 published records, 0 open drafts" in result.stdout
     workers = outcome["phases"]["rdm_workers"]["1"]["steps"]["full"]
