@@ -632,3 +632,40 @@ def test_a_5_mb_openaire_record_is_harvested_with_bounded_memory(rdm_openaire, c
     assert python_peak < 40 * size
     # RSS is mostly RDM publishing and indexing 3,000 creators (the transform peaks at ~2x).
     assert growth < 60 * size
+
+
+def test_misplaced_datacite_wrappers_of_real_exporters_are_read_with_warnings(
+    rdm_openaire, transformer
+):
+    # PUB (Bielefeld, LibreCat) writes datacite:title and datacite:date without their
+    # wrappers; IRIS (Milan) wraps the datacite:creator elements in a datacite:creator.
+    document = (
+        '<oaire:resource xmlns:oaire="http://namespace.openaire.eu/schema/oaire/" '
+        'xmlns:datacite="http://datacite.org/schema/kernel-4" '
+        'xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        '<datacite:title xml:lang="ger">Reaktionsverhalten organometallischer Verbindungen'
+        "</datacite:title>"
+        "<datacite:creator><datacite:creator><datacite:creatorName>W.J. Sutherland"
+        "</datacite:creatorName></datacite:creator><datacite:creator><datacite:creatorName>"
+        "T. Amano</datacite:creatorName></datacite:creator></datacite:creator>"
+        '<datacite:date dateType="Issued">2012</datacite:date>'
+        '<oaire:resourceType resourceTypeGeneral="literature" '
+        'uri="http://purl.org/coar/resource_type/c_1843">bi_dissertation</oaire:resourceType>'
+        '<datacite:rights rightsURI="http://purl.org/coar/access_right/c_14cb">metadata only '
+        "access</datacite:rights>"
+        "</oaire:resource>"
+    )
+    data = transformer.transform(harvested(document))
+    assert transformer.last_warnings == [
+        "datacite:title outside datacite:titles (1): read as if in datacite:titles.",
+        "datacite:date outside datacite:dates (1): read as if in datacite:dates.",
+        "datacite:creator wrapping datacite:creator elements: read as datacite:creators.",
+    ]
+    record = publish(rdm_openaire, data)
+    metadata = record["metadata"]
+    assert metadata["title"] == "Reaktionsverhalten organometallischer Verbindungen"
+    assert metadata["publication_date"] == "2012"
+    assert [c["person_or_org"]["name"] for c in metadata["creators"]] == [
+        "W.J. Sutherland",
+        "T. Amano",
+    ]

@@ -2,9 +2,11 @@
 
 The OpenAIRE guidelines' own samples (a EuropePMC journal article in two revisions, a DiVA
 report reduced to the mandatory elements, and the schema's generated mock record with nonsense
-values in every element): each is valid RDM data by RDM's service schema and its record's JSON
-Schema, and all are harvested over OAI-PMH from the bundled provider and published. Where they
-come from and under which licence: ``data/real/openaire/SOURCES.md``.
+values in every element) and 4 records served by real repositories (ZORA on EPrints, PUB
+Bielefeld on LibreCat, AIR Milan on IRIS), kept in OpenAIRE's aggregation tests: each is valid
+RDM data by RDM's service schema and its record's JSON Schema, and all are harvested over
+OAI-PMH from the bundled provider and published. Where they come from and under which licence:
+``data/real/openaire/SOURCES.md``.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def test_every_real_openaire_record_is_rdm_data(rdm_openaire, custom_fields):  #
         loaded, errors = rdm_openaire.schema.load(data, context={"identity": system_identity})
         assert errors == [], (identifier, errors)
         RDMDraft({"$schema": RDMDraft.schema.value, **loaded}).validate()
-    assert len(found) == 4
+    assert len(found) == 8
     article = warnings["oai:real.openaire:guidelines-journalarticle1"]
     # No Issued date (the sample has Accepted and Available only), EuropePMC's PMC id typed
     # PMID, the licence's start date and the EU funding stream are what the article gives up.
@@ -76,6 +78,14 @@ def test_every_real_openaire_record_is_rdm_data(rdm_openaire, custom_fields):  #
     ]
     assert len(warnings["oai:real.openaire:guidelines-mocksample"]) == 28
     assert warnings["oai:real.openaire:guidelines-minimal"] == []
+    # Real exporters' misplaced DataCite wrappers are read as meant, with a warning each.
+    assert warnings["oai:real.openaire:bielefeld-pub-1997560"][:2] == [
+        "datacite:title outside datacite:titles (1): read as if in datacite:titles.",
+        "datacite:date outside datacite:dates (1): read as if in datacite:dates.",
+    ]
+    assert warnings["oai:real.openaire:iris-unimi-907506"] == [
+        "datacite:creator wrapping datacite:creator elements: read as datacite:creators."
+    ]
 
 
 def test_real_openaire_records_publish_through_oai_pmh(rdm_openaire, custom_fields):  # noqa: F811
@@ -142,3 +152,24 @@ def test_real_openaire_records_publish_through_oai_pmh(rdm_openaire, custom_fiel
     mock = published["oai:real.openaire:guidelines-mocksample"]
     assert mock["access"]["files"] == "restricted"  # c_16ec
     assert rows["oai:real.openaire:guidelines-mocksample"].warnings
+    # The real repositories' records, with their exporters' misplaced wrappers read as meant.
+    thesis = published["oai:real.openaire:bielefeld-pub-2527408"]["metadata"]
+    assert thesis["publication_date"] == "2012"
+    # PUB types its dissertations with COAR c_1843 ("other") and the term "bi_dissertation".
+    assert thesis["resource_type"]["id"] == "other"
+    pub = published["oai:real.openaire:bielefeld-pub-1997560"]["metadata"]
+    assert pub["title"].startswith("Die antiken Grundlagen der europäischen Expansion")
+    assert pub["publication_date"] == "2002"
+    iris = published["oai:real.openaire:iris-unimi-907506"]["metadata"]
+    assert len(iris["creators"]) == 45
+    # No nameType and no "Family, Given" form: "W.J. Sutherland" is read as an organisation
+    # (the Dublin Core rule for bare names), a known loss.
+    assert iris["creators"][0]["person_or_org"] == {
+        "type": "organizational",
+        "name": "W.J. Sutherland",
+    }
+    zora = published["oai:real.openaire:zora-10"]
+    assert zora["metadata"]["creators"][1]["person_or_org"]["identifiers"] == [
+        {"scheme": "orcid", "identifier": "0000-0003-1002-4762"}
+    ]
+    assert zora["metadata"]["publication_date"] == "2006"

@@ -33,6 +33,7 @@ from .datacite_places import locations
 from .openaire_access import access_and_rights, file_locations
 from .openaire_citation import CITATION_ELEMENTS, citation, site_custom_fields
 from .openaire_funding import funding
+from .openaire_repair import repaired
 from .openaire_tables import (
     COAR_RESOURCE_TYPE,
     COAR_RESOURCE_TYPES,
@@ -105,7 +106,7 @@ class OpenAIRERDMTransformer(DataCiteRDMTransformer):
         """The record's data; TransformError for a missing title (or creator or date, when
         ``missing_creator`` or ``missing_date`` is ``fail``)."""
         data, metadata = self.new_record()
-        resource = openaire_resource(record.metadata, record.identifier)
+        resource = repaired(openaire_resource(record.metadata, record.identifier), self.warn)
 
         self._titles(resource, metadata, record)
         creators(self, resource, metadata, record)
