@@ -57,16 +57,18 @@ def test_the_check_sees_a_relative_import_of_the_test_support(tmp_path):
 
 def test_the_wheel_holds_only_the_provider_and_its_corpus_of_the_test_support():
     """The demo, the panel, the RDM bootstrap, the Celery apps and the sample target live in
-    the test-support distribution (tests/support), never on a site."""
+    the test-support distribution (tests/support), never on a site; the provider, its corpora
+    of each format and the reader of recorded responses do ship."""
     shipped = {
         str(path.relative_to(PACKAGE / "testing"))
         for path in (PACKAGE / "testing").rglob("*")
         if path.is_file() and "__pycache__" not in path.parts
     }
-    assert shipped == {"__init__.py", "corpus.py", "provider.py"}
+    corpora = {"corpus.py", "corpus_marc.py", "corpus_openaire.py", "recorded.py"}
+    assert shipped == {"__init__.py", "provider.py", *corpora}
     assert all(
         not name.startswith(("oaiharvest_test_support", "flask", "invenio"))
-        for module in ("corpus.py", "provider.py")
+        for module in ("provider.py", *corpora)
         for name in _imports(PACKAGE / "testing" / module)
     )
 
