@@ -139,7 +139,9 @@ def openaire_document(
         '<dc:description xml:lang="de">Wir untersuchen spektrale Gittermodelle.</dc:description>',
         "<dc:format>application/pdf</dc:format>",
         f'<datacite:identifier identifierType="Handle">11234/{number}</datacite:identifier>',
-        f'<datacite:rights rightsURI="{COAR_ACCESS}{access[0]}">{_x(access[1])}</datacite:rights>',
+        f'<datacite:rights rightsURI="{COAR_ACCESS}{access[0]}">{_x(access[1])}</datacite:rights>'
+        if access[0]
+        else "",
         f'<oaire:licenseCondition uri="{_x(license_uri)}">Creative Commons Attribution 4.0'
         "</oaire:licenseCondition>"
         if license_uri

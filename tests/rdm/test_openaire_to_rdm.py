@@ -425,8 +425,7 @@ def test_odd_values_of_a_real_repository_are_warnings(rdm_openaire, transformer)
     )
     data = transformer.transform(harvested(odd))
     assert transformer.last_warnings == [
-        "rights 'http://purl.org/coar/access_right/c_16ec': a second access right; kept "
-        "'http://purl.org/coar/access_right/c_abf2'.",
+        "rights: access rights c_abf2, c_16ec; the most restrictive holds for the files.",
         "licenseCondition 'CC BY 4.0': startDate '2021-03-04' has no RDM field; dropped.",
         "fundingReference 'Ministry of Lattices': funder identifier '10.13039/999999999' is not "
         "in the funders vocabulary; kept the name.",
@@ -434,11 +433,11 @@ def test_odd_values_of_a_real_repository_are_warnings(rdm_openaire, transformer)
         "dropped.",
         "fundingReference 'Ministry of Lattices': awardURI 'urn:grant:1' is neither a DOI nor a "
         "URL; dropped.",
-        "file 'https://repository.example.org/6/data.csv': its access right c_16ec differs from "
-        "the record's (public files); RDM keeps one per record.",
         "file 'not a link': not a URL; dropped.",
     ]
     record = publish(rdm_openaire, data)
+    # A restricted right anywhere (the record's second one, a file's) is never published open.
+    assert record["access"]["files"] == "restricted"
     metadata = record["metadata"]
     assert metadata["resource_type"]["id"] == "publication"
     assert [right["id"] for right in metadata["rights"]] == ["cc-by-4.0"]
@@ -448,6 +447,45 @@ def test_odd_values_of_a_real_repository_are_warnings(rdm_openaire, transformer)
         "funder": {"name": "Ministry of Lattices"},
         "award": {"number": "1"},
     }
+
+
+@pytest.mark.parametrize(
+    ("rights", "files", "expected"),
+    [
+        # A file embargoed in a record whose rights say open: the files wait for its end.
+        ("c_abf2", "c_f1cf", ("restricted", True)),
+        # An embargo written as text only (no rightsURI), as some exporters do.
+        ("text:info:eu-repo/semantics/embargoedAccess", None, ("restricted", True)),
+        ("text:embargoed access", None, ("restricted", True)),
+        ("text:metadata only access", "c_abf2", ("restricted", False)),
+        ("c_abf2", "c_abf2", ("public", False)),
+    ],
+)
+def test_the_most_restrictive_access_right_holds_for_the_files(
+    rdm_openaire, transformer, rights, files, expected
+):
+    right = (
+        f"<datacite:rights>{rights[5:]}</datacite:rights>"
+        if rights.startswith("text:")
+        else f'<datacite:rights rightsURI="http://purl.org/coar/access_right/{rights}">'
+        "</datacite:rights>"
+    )
+    document = openaire_document(
+        "7",
+        access=("", ""),
+        available="2999-01-01",
+        files=(("https://repository.example.org/7/a.pdf", "application/pdf", "fulltext", files),)
+        if files
+        else (),
+        extra=right,
+    )
+    data = transformer.transform(harvested(document))
+    files_access, embargoed = expected
+    assert data["access"]["files"] == files_access, transformer.last_warnings
+    assert ("embargo" in data["access"]) is embargoed
+    if embargoed:
+        assert data["access"]["embargo"] == {"active": True, "until": "2999-01-01"}
+    publish(rdm_openaire, data)
 
 
 def test_citation_fields_a_site_does_not_define_are_warnings(rdm_openaire, app, monkeypatch):

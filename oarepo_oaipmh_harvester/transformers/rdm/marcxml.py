@@ -230,16 +230,18 @@ class MARCXMLRDMTransformer(RDMTransformer):
                 until = value.rsplit("/", 1)[-1]
                 self._embargo_until = until
                 continue
-            # "2003, c2000": the publication year first, then a copyright year.
-            head = re.split(r"[,;]", value, maxsplit=1)[0]
-            found = level0_date(value.strip("[]. ")) or years_in_text(value)
-            found = found or level0_date(head.strip("[]. ")) or years_in_text(head)
+            # "2019, c2020", "1995 [i.e. 1996]": the publication year first, then a
+            # copyright or corrected year; the part before the comma is tried first, and a
+            # single date before a range of the whole.
+            head = re.split(r"[,;\[]", value.lstrip("[ "), maxsplit=1)[0]
+            found = level0_date(head.strip("[]. ")) or level0_date(value.strip("[]. "))
+            found = found or years_in_text(head) or years_in_text(value)
             if found and "publication_date" not in metadata:
                 metadata["publication_date"] = found
             elif not found:
                 unusable.append(value)
         fixed = marc.control("008")
-        if "publication_date" not in metadata and fixed[7:11].isdigit():
+        if "publication_date" not in metadata and level0_date(fixed[7:11]):
             metadata["publication_date"] = fixed[7:11]
         if "publication_date" not in metadata:
             metadata["publication_date"] = self.stand_in_publication_date(
@@ -374,6 +376,12 @@ class MARCXMLRDMTransformer(RDMTransformer):
             if field.tag == "650" and (field.indicator1, field.indicator2) == ("1", "7"):
                 if self.vocabularies.exists("licenses", first(field, "a").lower()):
                     continue  # InvenioRDM's license id (read with the rights)
+            if field.tag in ("653", "690"):  # uncontrolled keywords: one subject each $a
+                for keyword in values(field, "a"):
+                    if ("subject", keyword) not in seen:
+                        seen.add(("subject", keyword))
+                        subjects.append({"subject": keyword})
+                continue
             parts = values(field, "a", "b", "c", "d", "t") if field.tag == "600" else []
             text = " ".join(parts) if parts else " ".join(values(field, "a", "b"))
             subdivisions = values(field, "x", "y", "z")

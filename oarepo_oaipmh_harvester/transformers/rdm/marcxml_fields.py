@@ -152,7 +152,7 @@ def rights(transformer: MARCXMLRDMTransformer, marc: MARC, data: dict[str, Any])
         if license_id:
             add({"id": license_id})
         elif texts or urls:
-            entry: dict[str, Any] = {"title": {"en": texts[0] if texts else urls[0]}}
+            entry: dict[str, Any] = {"title": {"en": " ".join(texts) if texts else urls[0]}}
             link = next((url for url in urls if is_web_url(url)), None)
             if link:
                 entry["link"] = link
@@ -165,18 +165,23 @@ def rights(transformer: MARCXMLRDMTransformer, marc: MARC, data: dict[str, Any])
     for field in marc.get("542"):
         for status in raw(field, "l"):
             if status in ACCESS_STATUS:
-                access["files"] = ACCESS_STATUS[status]
+                _restrict(access, ACCESS_STATUS[status])
             elif status != "metadata-only":
                 transformer.warn(f"542 $l {status!r}: no such access status; dropped.")
     for field in marc.get("506"):
         text = "; ".join(values(field, "a"))
         if field.indicator1 == "1":
-            access["files"] = "restricted"
+            _restrict(access, "restricted")
             transformer.warn(f"506 {text!r}: files restricted; the terms are not kept.")
-        elif field.indicator1 == "0":
-            access["files"] = "public"
-        elif text:
+        elif field.indicator1 != "0" and text:
             transformer.warn(f"506 {text!r}: access terms without indicator; not kept.")
+
+
+def _restrict(access: dict[str, Any], files: str) -> None:
+    """RDM has one files access per record: the most restrictive the record names holds
+    (an open 506 never opens files a 540 or 542 restricted)."""
+    if files == "restricted":
+        access["files"] = "restricted"
 
 
 def _access_term(transformer: MARCXMLRDMTransformer, value: str, access: dict[str, Any]) -> bool:
@@ -186,7 +191,7 @@ def _access_term(transformer: MARCXMLRDMTransformer, value: str, access: dict[st
     if term is None:
         return False
     if term in EUREPO_ACCESS:
-        transformer.file_access(term, access)
+        _restrict(access, EUREPO_ACCESS[term])
     elif term != "metadata-onlyAccess":
         transformer.warn(f"540 {value!r}: no such access term; dropped.")
     return True
@@ -198,6 +203,10 @@ def _is_license(transformer: MARCXMLRDMTransformer, field: pymarc.Field) -> bool
     return bool(value) and transformer.vocabularies.exists("licenses", value)
 
 
+# The 773 subfields the journal field takes (the others are named in a warning).
+JOURNAL_CODES = frozenset("tpvncxgq")
+
+
 # -- the host item ----------------------------------------------------------------------------
 def host(transformer: MARCXMLRDMTransformer, marc: MARC, data: dict[str, Any]) -> None:
     metadata = data["metadata"]
@@ -207,11 +216,12 @@ def host(transformer: MARCXMLRDMTransformer, marc: MARC, data: dict[str, Any]) -
         if raw(field, "i") and raw(field, "a") and not (raw(field, "t") or raw(field, "p")):
             _related_of_rdm(transformer, field, metadata)
             continue
+        # The host's full title ($t) before its abbreviated one ($p): a later key wins.
         journal = {
             key: value
             for key, code in (
-                ("title", "t"),
                 ("title", "p"),
+                ("title", "t"),
                 ("volume", "v"),
                 ("issue", "n"),
                 ("pages", "c"),
@@ -225,6 +235,15 @@ def host(transformer: MARCXMLRDMTransformer, marc: MARC, data: dict[str, Any]) -
             journal.setdefault(key, value)
         unparsed = f", $g {parts!r}" if parts and not parsed else ""
         shown = journal.get("title") or parts or "?"
+        skipped = [
+            f"${sub.code} {cleaned!r}"
+            for sub in field.subfields
+            if sub.code not in JOURNAL_CODES and (cleaned := clean(sub.value or ""))
+        ]
+        if first(field, "t") and first(field, "p"):
+            skipped.append(f"$p {first(field, 'p')!r} (the abbreviated title)")
+        if skipped:
+            transformer.warn(f"773 {shown!r}: {', '.join(skipped)} not kept.")
         current = data.get("custom_fields", {})
         if journal and transformer.has_custom_field(JOURNAL_FIELD):
             if JOURNAL_FIELD not in current:
@@ -307,7 +326,8 @@ def links(transformer: MARCXMLRDMTransformer, marc: MARC, metadata: dict[str, An
                 transformer.warn(f"856 $u {url!r}: not a URL; dropped.")
                 continue
             kinds = FILE_RELATIONS if is_file else LINK_RELATIONS.get(field.indicator2.strip(), ())
-            relation = transformer.relation(*(kinds or LINK_RELATIONS[""]))
+            kinds = kinds or LINK_RELATIONS[""]  # an indicator the table lacks: a plain link
+            relation = transformer.relation(*kinds)
             if relation is None:
                 transformer.warn(f"856 $u {url!r}: no relation type {kinds[0]!r}; dropped.")
             else:
@@ -338,7 +358,10 @@ def funding(transformer: MARCXMLRDMTransformer, marc: MARC, metadata: dict[str, 
     for field in marc.get("536"):
         text = " ".join(values(field, "a"))
         funder, colon, title = text.partition(": ")
+        numbers = values(field, "c", "b", "f")
         number = first(field, "c") or first(field, "b") or first(field, "f")
+        if len(numbers) > 1:
+            transformer.warn(f"536 {'; '.join(numbers)!r}: one award number kept, {number!r}.")
         if not funder:
             transformer.warn(f"536 {number!r}: no funder ($a); dropped.")
             continue

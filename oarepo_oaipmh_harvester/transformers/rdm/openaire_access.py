@@ -1,15 +1,17 @@
 """OpenAIRE v4 access rights, licence conditions and file locations -> RDM ``access``,
 ``rights`` and ``related_identifiers``.
 
-Decision owned here: ``datacite:rights`` with a COAR access right URI (or, as older
-repositories write, an eu-repo term) sets ``access.files`` - open ``public``; embargoed
-``restricted`` with an embargo until the ``Available`` date if it is still to come; restricted
-and metadata-only ``restricted`` - and the record itself stays public (its metadata is served
-over OAI-PMH). ``oaire:licenseCondition`` is the ``licenses`` entry of its URL, else a free-text
+Decision owned here: the access rights of ``datacite:rights`` (a COAR access right URI, an
+eu-repo term as older repositories write, or either as the element's text) and of each
+``oaire:file`` set ``access.files``, the **most restrictive** of them winning (RDM has one files
+access per record: a restricted file must never be published open) - open ``public``;
+embargoed ``restricted`` with an embargo until the ``Available`` date if it is still to come;
+restricted and metadata-only ``restricted`` - and the record itself stays public (its metadata
+is served over OAI-PMH). ``oaire:licenseCondition`` is the ``licenses`` entry of its URL, else a free-text
 right with its link. ``oaire:file`` is kept for the later files issue as a related identifier
 of scheme ``url``, relation ``haspart`` and the resource type of its ``objectType``; its
-``mimeType`` joins ``formats``. A file's own access right has no place (RDM's access is per
-record) and is a warning when it differs from the record's.
+``mimeType`` joins ``formats``. A file's access right that differs from the record's is a
+warning (RDM's access is per record), and a more restrictive one restricts the record's files.
 
 Each rule is a function of the :class:`~.base.RDMTransformer` of the run, called by
 :class:`~.openaire.OpenAIRERDMTransformer`.
@@ -37,6 +39,28 @@ if TYPE_CHECKING:
 FILE_RELATION = "haspart"
 
 
+# COAR access right ids from the least to the most restrictive.
+RESTRICTIVENESS = ("c_abf2", EMBARGOED, "c_16ec", "c_14cb")
+EUREPO_COAR = {
+    "openAccess": "c_abf2",
+    "embargoedAccess": EMBARGOED,
+    "restrictedAccess": "c_16ec",
+    "closedAccess": "c_14cb",
+}
+LABEL_COAR = {label: coar for coar, (label, _) in COAR_ACCESS_RIGHTS.items()}
+
+
+def access_right_of(uri: str, text: str = "") -> str | None:
+    """The COAR access right id a URI or a text names (COAR URI, eu-repo term, COAR label)."""
+    coar = coar_id(uri, COAR_ACCESS_RIGHT) or coar_id(text, COAR_ACCESS_RIGHT)
+    if coar in COAR_ACCESS_RIGHTS:
+        return coar
+    term = eurepo_term(uri) or eurepo_term(text)
+    if term in EUREPO_COAR:
+        return EUREPO_COAR[term]
+    return LABEL_COAR.get(text.strip().lower())
+
+
 def access_and_rights(
     transformer: RDMTransformer,
     resource: etree._Element,
@@ -44,27 +68,32 @@ def access_and_rights(
     embargo_until: str | None,
 ) -> dict[str, Any]:
     """The record's ``access``; licences and other rights into ``metadata["rights"]``."""
-    access: dict[str, Any] = {"record": "public", "files": "public"}
     rights: list[dict[str, Any]] = []
-    found_right: str | None = None
+    found: list[str] = []
     for element in children(resource, "rights") + children(resource, "rightsList", "rights"):
         uri, text = attribute(element, "rightsURI"), line_of(element)
-        coar = coar_id(uri, COAR_ACCESS_RIGHT)
-        term = eurepo_term(uri)
-        if coar is None and term is None:
+        coar = access_right_of(uri, text)
+        if coar is not None:
+            found.append(coar)
+        elif coar_id(uri, COAR_ACCESS_RIGHT) or eurepo_term(uri):
+            transformer.warn(f"rights {uri!r}: unknown access right; it restricts the files.")
+            found.append("c_16ec")
+        else:
             _right(transformer, rights, uri, text, f"rights {text or uri!r}")
-            continue
-        if found_right is not None:
-            if uri != found_right:
-                transformer.warn(f"rights {uri!r}: a second access right; kept {found_right!r}.")
-            continue
-        found_right = uri
-        if coar in COAR_ACCESS_RIGHTS:
-            access["files"] = COAR_ACCESS_RIGHTS[coar][1]
-        elif term is None or not transformer.file_access(term, access):
-            transformer.warn(f"rights {uri!r}: unknown access right; files left public.")
-            continue
-        if coar == EMBARGOED or term == "embargoedAccess":
+    if len(set(found)) > 1:
+        transformer.warn(
+            f"rights: access rights {', '.join(dict.fromkeys(found))}; the most restrictive "
+            f"holds for the files."
+        )
+    for element in children(resource, "file"):
+        right = access_right_of(attribute(element, "accessRightsURI"))
+        if right is not None:
+            found.append(right)
+    access: dict[str, Any] = {"record": "public", "files": "public"}
+    if found:
+        strictest = max(found, key=RESTRICTIVENESS.index)
+        access["files"] = COAR_ACCESS_RIGHTS[strictest][1]
+        if strictest == EMBARGOED:
             access.update(
                 transformer.embargo(
                     embargo_until, "rights embargoed access without a future Available date"
@@ -146,12 +175,12 @@ def file_locations(
         mime = attribute(element, "mimeType")
         if mime and mime not in formats:
             formats.append(mime)
-        right = coar_id(attribute(element, "accessRightsURI"), COAR_ACCESS_RIGHT)
+        right = access_right_of(attribute(element, "accessRightsURI"))
         files = COAR_ACCESS_RIGHTS.get(right or "", ("", ""))[1]
         if right and files != access["files"]:
             transformer.warn(
-                f"{label}: its access right {right} differs from the record's "
-                f"({access['files']} files); RDM keeps one per record."
+                f"{label}: its access right {right} differs from the record's files "
+                f"({access['files']}); RDM keeps one per record, the most restrictive."
             )
     if related:
         metadata.setdefault("related_identifiers", []).extend(related)
