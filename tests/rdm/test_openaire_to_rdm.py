@@ -612,6 +612,8 @@ def test_a_5_mb_openaire_record_is_harvested_with_bounded_memory(rdm_openaire, c
     started = time.perf_counter()
     data = OpenAIRERDMTransformer().transform(record)
     transform_seconds = time.perf_counter() - started
+    # Linear work (0.7-0.9 s measured): a bound that only a quadratic rule would pass.
+    assert transform_seconds < 10, transform_seconds
     tracemalloc.start()
     OpenAIRERDMTransformer().transform(record)
     _, transform_peak = tracemalloc.get_traced_memory()

@@ -39,6 +39,7 @@ def funding(
                 f"{'kept the name' if name else 'dropped'}."
             )
         if not (funder_id or name):
+            transformer.warn(f"{label}: no funder name or known identifier; dropped.")
             continue
         entry: dict[str, Any] = {"funder": {"id": funder_id} if funder_id else {"name": name}}
         found_award = award(transformer, element, funder_id, label)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .helpers import doi_of, is_web_url
+from .datacite_funding import award as datacite_award
 from .xml import attribute, children, first_text, text_of
 
 if TYPE_CHECKING:
@@ -76,33 +76,27 @@ def funding(
 def award(
     transformer: RDMTransformer, element: etree._Element, funder_id: str | None, label: str
 ) -> dict[str, Any] | None:
+    """DataCite's award, unless the awardURI is an OpenAIRE project id."""
     numbers = children(element, "awardNumber")
-    number = text_of(numbers[0]) if numbers else ""
     uri = attribute(numbers[0], "awardURI") if numbers else ""
-    title = first_text(element, "awardTitle")
     grant = grant_parts(uri)
+    if not grant:
+        return datacite_award(transformer, element, funder_id, label)
+    number = text_of(numbers[0]) if numbers else ""
     grant_number = grant[2] if len(grant) > 2 else ""
     number = number or grant_number
     # invenio-vocabularies' award ids are "<funder id>::<number>" (OpenAIRE's projects too).
     if funder_id and number and transformer.vocabularies.exists("awards", f"{funder_id}::{number}"):
         return {"id": f"{funder_id}::{number}"}
     found: dict[str, Any] = {}
-    if grant and number in ("", grant_number):
+    if number in ("", grant_number):
         found["number"] = uri  # the project id holds the number: nothing is lost
-    elif grant:
+    else:
         found["number"] = number
         transformer.warn(
             f"{label}: awardURI {uri!r} names another number than {number!r}; kept the number."
         )
-    elif number:
-        found["number"] = number
+    title = first_text(element, "awardTitle")
     if title:
         found["title"] = {"en": title}
-    if not found:
-        return None
-    doi = doi_of(uri) if uri and not grant else None
-    if doi or (uri and not grant and is_web_url(uri)):
-        found["identifiers"] = [{"scheme": "doi" if doi else "url", "identifier": doi or uri}]
-    elif uri and not grant:
-        transformer.warn(f"{label}: awardURI {uri!r} is neither a DOI nor a URL; dropped.")
     return found
