@@ -349,7 +349,7 @@ class HarvesterSchema(Schema):
         if not current_oai_harvester.transformers.takes(transformer, "missing_creator"):
             raise ValidationError(
                 f"Transformer {echoed(transformer)} has no use for it (only the InvenioRDM "
-                f"transformers do: oai_dc_rdm, oai_datacite_rdm, lido_rdm); leave "
+                f"transformers do, such as oai_dc_rdm or marcxml_rdm); leave "
                 f"{field_reference('missing_creator')} empty.",
                 field_name="missing_creator",
             )

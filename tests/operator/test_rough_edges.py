@@ -473,10 +473,10 @@ def test_a_transformer_that_does_not_fit_the_target_is_refused_everywhere(
         "Transformer 'oai_dc' makes plain data that InvenioRDM's records ('records') refuse: "
         "choose oai_dc_rdm, the InvenioRDM transformer for oai_dc (or leave it empty for it)."
     )
-    assert refusal(target=RDM_TARGET, metadata_prefix="marc21").startswith(
+    assert refusal(target=RDM_TARGET, metadata_prefix="mods").startswith(
         "InvenioRDM's records ('records') take only what an InvenioRDM transformer makes, and "
-        "none is set for metadata prefix 'marc21' (OAI_HARVESTER_RDM_TRANSFORMERS): choose one "
-        "(lido_rdm, oai_datacite_rdm, oai_dc_rdm"
+        "none is set for metadata prefix 'mods' (OAI_HARVESTER_RDM_TRANSFORMERS): choose one "
+        "(lido_rdm, marcxml_rdm, oai_datacite_rdm, oai_dc_rdm, oai_openaire_rdm"
     )
     assert refusal(transformer="oai_datacite_rdm") == (
         "Transformer 'oai_datacite_rdm' makes InvenioRDM records, and 'oai-sample-records' is "

@@ -63,6 +63,8 @@ def test_registry_entry_points_and_configuration():
     assert isinstance(registry.get("oai_dc"), DublinCoreTransformer)
     assert registry.get("upper").transform(None) == {"metadata": {"title": ["X"]}}
     with pytest.raises(
-        KeyError, match="known: lido_rdm, oai_datacite_rdm, oai_dc, oai_dc_rdm, upper"
+        KeyError,
+        match="known: lido_rdm, marcxml_rdm, oai_datacite_rdm, oai_dc, oai_dc_rdm, "
+        "oai_openaire_rdm, upper",
     ):
         registry.get("marcxml")
