@@ -11,7 +11,6 @@ OAI-PMH from the bundled provider and published. Where they come from and under 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -22,9 +21,9 @@ from factories import make_harvester, run_harvest
 from invenio_access.permissions import system_identity
 from lxml import etree
 
-from oarepo_oaipmh_harvester.testing.corpus import Corpus
 from oarepo_oaipmh_harvester.testing.corpus_openaire import OPENAIRE_PREFIX
-from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider, served_document_key
+from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
+from oarepo_oaipmh_harvester.testing.recorded import corpus_of
 from oarepo_oaipmh_harvester.transformers.rdm.openaire import OpenAIRERDMTransformer
 
 from .conftest import RDM_TARGET
@@ -90,15 +89,7 @@ def test_every_real_openaire_record_is_rdm_data(rdm_openaire, custom_fields):  #
 
 def test_real_openaire_records_publish_through_oai_pmh(rdm_openaire, custom_fields):  # noqa: F811
     found = documents()
-    corpus = Corpus()
-    start = datetime(2024, 1, 1, tzinfo=UTC)
-    for number, (identifier, document) in enumerate(found.items()):
-        corpus.add(
-            identifier,
-            {"title": [identifier], served_document_key(OPENAIRE_PREFIX): [document]},
-            datestamp=start + timedelta(minutes=number),
-        )
-    corpus.set_clock(start + timedelta(days=30))
+    corpus = corpus_of(found, OPENAIRE_PREFIX)
     with OAIPMHProvider(corpus, metadata_prefixes=(OPENAIRE_PREFIX,)) as provider:
         make_harvester(
             provider.base_url,
