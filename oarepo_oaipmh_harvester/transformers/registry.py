@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from werkzeug.utils import import_string
 
 from .base import Transformer, transform_warnings
+from .files import FileReference, transform_files
 
 if TYPE_CHECKING:
     from ..protocol.records import OAIRecord
@@ -28,21 +29,30 @@ TRANSFORMERS_ENTRY_POINT_GROUP = "oarepo_oaipmh_harvester.transformers"
 class TransformerChain:
     """Steps run in order on one record: the first transforms it, each later one adjusts the
     data the step before returned. ``last_warnings`` holds the warnings of every step of the
-    last record, in step order; a TransformError in any step fails the record."""
+    last record, in step order; a TransformError in any step fails the record.
+    ``last_files`` are the files the first step found (:func:`.files.transform_files`); a
+    later step that sets a ``last_files`` other than None replaces them, the last such step
+    winning (an adjuster that keeps the files sets none, or None)."""
 
     def __init__(self, name: str, steps: Sequence[Any]) -> None:
         self.name = name
         self.steps = tuple(steps)
         self.last_warnings: list[str] = []
+        self.last_files: list[FileReference] = []
 
     def transform(self, record: OAIRecord) -> dict[str, Any]:
         self.last_warnings = warnings = []
+        self.last_files = []
         first, *later = self.steps
         data = first.transform(record)
         warnings.extend(transform_warnings(first))
+        files = transform_files(first)
         for step in later:
             data = step.adjust(record, data)
             warnings.extend(transform_warnings(step))
+            if getattr(step, "last_files", None) is not None:
+                files = transform_files(step)
+        self.last_files = files
         return data
 
 

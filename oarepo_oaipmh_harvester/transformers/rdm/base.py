@@ -41,6 +41,7 @@ from .vocabularies import Vocabularies
 
 if TYPE_CHECKING:
     from ...protocol.records import OAIRecord
+    from ..files import FileReference
 
 DEFAULT_RESOURCE_TYPE_KEY = "OAI_HARVESTER_RDM_DEFAULT_RESOURCE_TYPE"
 DEFAULT_CONTRIBUTOR_ROLE_KEY = "OAI_HARVESTER_RDM_DEFAULT_CONTRIBUTOR_ROLE"
@@ -149,9 +150,9 @@ class RDMTransformer:
     """The instance's settings, the vocabulary cache and the warnings of one run.
 
     ``last_warnings`` lists what the last ``transform`` could not map (a value is given up,
-    never the record). One instance serves one run: the registry makes a new one per writer.
-    A subclass sets ``name`` (its registry name, for messages and its configured defaults)
-    and maps a record in :meth:`record_data`, which calls :meth:`new_record` first;
+    never the record), ``last_files`` the files it found (:mod:`..files`). One instance serves
+    one run: the registry makes a new one per writer. A subclass sets ``name`` (its registry
+    name, for messages and its configured defaults) and maps a record in :meth:`record_data`, which calls :meth:`new_record` first;
     :meth:`transform` then makes the lists RDM requires unique so.
     """
 
@@ -179,6 +180,7 @@ class RDMTransformer:
         self.unknown_creator = config.get(UNKNOWN_CREATOR_KEY) or "Unknown"
         self.vocabularies = Vocabularies()
         self.last_warnings: list[str] = []
+        self.last_files: list[FileReference] = []  # the record's files (transformers/files.py)
         self._doi_pids = external_doi_enabled(config)
         schemes = config.get("RDM_RECORDS_IDENTIFIERS_SCHEMES")
         self._identifier_schemes: Mapping[str, Any] | None = schemes or None
@@ -197,6 +199,7 @@ class RDMTransformer:
         """Begin a record: the data of a metadata-only record and its metadata, to fill. Its
         warnings start empty: a record that fails must not show those of the one before."""
         self.last_warnings = []
+        self.last_files = []
         metadata: dict[str, Any] = {}
         return {"files": {"enabled": False}, "metadata": metadata}, metadata
 
