@@ -36,6 +36,7 @@ CHECKSUM_ALGORITHMS = {"md5": 32, "sha1": 40, "sha256": 64, "sha512": 128}
 
 MAX_NAME_LENGTH = 200
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+IIIF_QUALITY = re.compile(r"^(?:default|native|color|gray|grey|bitonal)\.(\w+)$")
 
 
 @dataclass(frozen=True)
@@ -102,10 +103,15 @@ def is_http_url(url: str) -> bool:
 
 def url_file_name(url: str) -> str:
     """The file name a URL gives: its last path segment, percent-decoded; for a
-    ``.../files/<key>/content`` link (InvenioRDM's, Zenodo's) the key."""
+    ``.../files/<key>/content`` link (InvenioRDM's, Zenodo's) the key; for a IIIF image
+    (``<identifier>/full/max/0/default.jpg``) the identifier with the image's extension."""
     segments = [unquote(s) for s in urlsplit(url.strip()).path.split("/") if s]
     if len(segments) >= 3 and segments[-1] == "content" and segments[-3] == "files":
         return segments[-2]
+    iiif = IIIF_QUALITY.match(segments[-1]) if len(segments) >= 5 else None
+    if iiif and segments[-4] in ("full", "square"):
+        identifier = segments[-5]
+        return identifier if "." in identifier else f"{identifier}.{iiif.group(1)}"
     return segments[-1] if segments else ""
 
 

@@ -23,7 +23,7 @@ from oarepo_oaipmh_harvester.testing.corpus_marc import (
     marcxml_document,
 )
 from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider, served_document_key
-from oarepo_oaipmh_harvester.transformers import TransformError
+from oarepo_oaipmh_harvester.transformers import FileReference, TransformError
 from oarepo_oaipmh_harvester.transformers.rdm.marcxml import MARCXMLRDMTransformer
 from oarepo_oaipmh_harvester.transformers.rdm.marcxml_read import clean, marc_record
 
@@ -153,18 +153,13 @@ def test_a_catalogued_book_is_published_with_every_value(rdm_marc, transformer):
         "020 $q: no RDM field is mapped; dropped.",
         "245 $c: no RDM field is mapped; dropped.",
     ]
-    assert transformer.last_file_links == [
-        {
-            "url": "https://library.example.org/books/990012345.pdf",
-            "relation": "isvariantformof",
-            "mime_type": "application/pdf",
-            "label": "Full text",
-        },
-        {
-            "url": "https://library.example.org/books/990012345/toc",
-            "relation": "references",
-            "label": "TOC",
-        },
+    # The resource (second indicator 0) is a file; the table of contents (2) a link only.
+    assert transformer.last_files == [
+        FileReference(
+            url="https://library.example.org/books/990012345.pdf",
+            name="990012345.pdf",
+            mimetype="application/pdf",
+        )
     ]
 
     record = publish(rdm_marc, data)
@@ -250,13 +245,13 @@ def test_a_record_as_invenio_rdm_serializes_it(rdm_marc, transformer):
         "001 'abcde-12345': a control number without 003 (whose number it is); dropped.",
         "909CO $p 'user-photos': the source's community; not kept.",
     ]
-    assert transformer.last_file_links == [
-        {
-            "url": "https://zenodo.example.org/records/12345/files/bridge.tif",
-            "relation": "haspart",
-            "size": 123456,
-            "checksum": "md5:0123456789abcdef0123456789abcdef",
-        }
+    assert transformer.last_files == [
+        FileReference(
+            url="https://zenodo.example.org/records/12345/files/bridge.tif",
+            name="bridge.tif",
+            size=123456,
+            checksum="md5:0123456789abcdef0123456789abcdef",
+        )
     ]
 
     record = publish(rdm_marc, data)

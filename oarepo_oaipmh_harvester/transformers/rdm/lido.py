@@ -4,12 +4,13 @@ Decision owned here: what each part of a LIDO record (1.0 and 1.1; bare or in a
 ``lidoWrap``) becomes in an RDM record, in the order of the mapping table in docs/lido.rst -
 titles, the actors and dates of the events (:mod:`.lido_events`), the resource type through
 the type table, subjects, descriptions with materials, techniques and measurements, places,
-identifiers, rights and digital resources (:mod:`.lido_rights`), the publisher - and that
-every value without a home in RDM is a warning on the record, never a lost record. Only what
-RDM requires makes a record fail, as with the other RDM transformers: no title of at least 3
-characters; a record whose production event names no actor gets its holder (else its
-contributors) as creator with a warning unless ``missing_creator`` says otherwise, and one
-without a usable production date its datestamp's year unless the site says ``fail``.
+identifiers, rights and digital resources (:mod:`.lido_rights`, the files :mod:`.lido_files`),
+the publisher - and that every value without a home in RDM is a warning on the record, never
+a lost record. Only what RDM requires makes a record fail, as with the other RDM
+transformers: no title of at least 3 characters; a record whose production event names no
+actor gets its holder (else its contributors) as creator with a warning unless
+``missing_creator`` says otherwise, and one without a usable production date its
+datestamp's year unless the site says ``fail``.
 
 A museum record is mostly one language per ``descriptiveMetadata`` block: the first block is
 the record's, a further block (another language) adds its titles, descriptions and subjects
@@ -28,6 +29,7 @@ from ..base import TransformError
 from .base import RDMTransformer
 from .helpers import type_keyword
 from .lido_events import actors, dates, event_subjects, events, locations, materials
+from .lido_files import files
 from .lido_read import (
     CIDOC_MAN_MADE_OBJECT,
     RESOURCE_TYPES,
@@ -141,6 +143,7 @@ class LIDORDMTransformer(RDMTransformer):
         rights(self, lido, metadata)
         data["access"] = {"record": "public", "files": "public"}
         resources(self, lido, metadata)
+        files(self, lido)
         self._publisher(holders, metadata)
         self._unmapped(lido)
         return data

@@ -57,9 +57,8 @@ DESCRIPTION_TAGS = {
 class MARCXMLRDMTransformer(RDMTransformer):
     """A MARC 21 bibliographic record as the data of a metadata-only InvenioRDM record.
 
-    Besides ``last_warnings``, ``last_file_links`` lists the record's 856 links (``url``,
-    ``relation``, and ``size``, ``checksum``, ``mime_type``, ``label``, ``note`` where the
-    field gives them) for fetching files later; they are related identifiers of the record.
+    Besides ``last_warnings``, ``last_files`` lists the files of the record: the 856 links
+    that are files (:mod:`.marcxml_files`), which are related identifiers of the record too.
     """
 
     name = "marcxml_rdm"
@@ -74,7 +73,6 @@ class MARCXMLRDMTransformer(RDMTransformer):
         super().__init__(
             default_resource_type, default_contributor_role, missing_date, missing_creator
         )
-        self.last_file_links: list[dict[str, Any]] = []
         from flask import current_app
 
         self._custom_fields = {
@@ -106,7 +104,6 @@ class MARCXMLRDMTransformer(RDMTransformer):
         """The record's data; TransformError for a missing title (or creator or date, when
         ``missing_creator`` or ``missing_date`` is ``fail``)."""
         data, metadata = self.new_record()
-        self.last_file_links = []
         self._embargo_until = ""
         marc = marc_record(record.metadata, record.identifier)
         data["access"] = {"record": "public", "files": "public"}
@@ -135,7 +132,7 @@ class MARCXMLRDMTransformer(RDMTransformer):
             data["access"]["files"] = "restricted"
             data["access"].update(self.embargo(self._embargo_until, "260 $c embargoEnd"))
         host(self, marc, data)
-        links(self, marc, metadata)
+        links(self, marc, data)
         funding(self, marc, metadata)
         self._thesis(marc, data)
         references = [

@@ -7,13 +7,13 @@ or idutils names (``other`` for a catalogue's own number); 540 names a license b
 id, else is free-text rights; 506, 542 ``$l`` and an eu-repo access term in 540 set
 ``access.files``; 773 is the journal custom field where the site has it, a related identifier
 in InvenioRDM's own form (``$a`` identifier, ``$i`` relation, ``$n`` scheme), else a warning;
-856 links are related identifiers (relation by the second indicator) and, for the files
-issue, :attr:`~.marcxml.MARCXMLRDMTransformer.last_file_links`; 536 is funding.
+856 links are related identifiers (relation by the second indicator) and those that are
+files also the transformer's ``last_files`` (:mod:`.marcxml_files`); 536 is funding.
 
 Each rule is a function of the :class:`~.marcxml.MARCXMLRDMTransformer` of the run (typed
 as its base class here: importing the subclass would make an import cycle; the rules also
 call its ``has_scheme``, ``has_custom_field``, ``relation``, ``relation_by_title`` and
-``last_file_links``).
+``last_files``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from .helpers import EUREPO_ACCESS, doi_of, eurepo_term, is_web_url, pid_doi, valid_for
+from .marcxml_files import CHECKSUM, file_of
 from .marcxml_read import clean, first, raw, values
 
 if TYPE_CHECKING:
@@ -42,7 +43,6 @@ LINK_RELATIONS: dict[str, tuple[str, ...]] = {
     "": ("isvariantformof", "other"),
 }
 FILE_RELATIONS = ("haspart", "other")
-CHECKSUM = re.compile(r"^(md5|sha\d+):[0-9a-f]+$", re.I)
 ACCESS_STATUS = {"open": "public", "restricted": "restricted", "embargoed": "restricted"}
 JOURNAL_FIELD = "journal:journal"
 
@@ -307,10 +307,14 @@ def _related_of_rdm(
 
 
 # -- links ------------------------------------------------------------------------------------
-def links(transformer: MARCXMLRDMTransformer, marc: MARC, metadata: dict[str, Any]) -> None:
+def links(transformer: MARCXMLRDMTransformer, marc: MARC, data: dict[str, Any]) -> None:
+    """856: related identifiers of the record; those that are files
+    (:func:`.marcxml_files.is_file`) its ``last_files`` too, with the files' access."""
+    metadata = data["metadata"]
     related: list[dict[str, Any]] = metadata.setdefault("related_identifiers", [])
     known = {f"{r['scheme']}:{r['identifier']}" for r in related}
     seen = {(r["scheme"], r["identifier"], r["relation_type"]["id"]) for r in related}
+    taken: set[str] = {f.name for f in transformer.last_files}
     for field in marc.get("856"):
         for value in raw(field, "a"):
             # InvenioRDM's 856 with second indicator 2: "scheme:identifier" of a related
@@ -319,8 +323,7 @@ def links(transformer: MARCXMLRDMTransformer, marc: MARC, metadata: dict[str, An
                 transformer.warn(f"856 $a {value!r}: not a related identifier of 773; dropped.")
         notes = raw(field, "z")
         checksum = next((n for n in notes if CHECKSUM.match(n)), None)
-        size = first(field, "s")
-        is_file = bool(checksum or size)
+        is_file = bool(checksum or first(field, "s"))
         for url in raw(field, "u"):
             if not is_web_url(url):
                 transformer.warn(f"856 $u {url!r}: not a URL; dropped.")
@@ -330,23 +333,14 @@ def links(transformer: MARCXMLRDMTransformer, marc: MARC, metadata: dict[str, An
             relation = transformer.relation(*kinds)
             if relation is None:
                 transformer.warn(f"856 $u {url!r}: no relation type {kinds[0]!r}; dropped.")
-            else:
-                if ("url", url, relation) not in seen:
-                    seen.add(("url", url, relation))
-                    related.append(
-                        {"identifier": url, "scheme": "url", "relation_type": {"id": relation}}
-                    )
-            link: dict[str, Any] = {"url": url, "relation": relation}
-            for key, got in (
-                ("size", size),
-                ("checksum", checksum),
-                ("mime_type", first(field, "q")),
-                ("label", first(field, "y") or first(field, "3")),
-                ("note", "; ".join(n for n in notes if n != checksum)),
-            ):
-                if got:
-                    link[key] = int(got) if key == "size" and got.isdigit() else got
-            transformer.last_file_links.append(link)
+            elif ("url", url, relation) not in seen:
+                seen.add(("url", url, relation))
+                related.append(
+                    {"identifier": url, "scheme": "url", "relation_type": {"id": relation}}
+                )
+            reference = file_of(transformer, field, url, data["access"], taken)
+            if reference is not None:
+                transformer.last_files.append(reference)
     if not related:
         del metadata["related_identifiers"]
 

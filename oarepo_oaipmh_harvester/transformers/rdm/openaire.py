@@ -123,7 +123,7 @@ class OpenAIRERDMTransformer(DataCiteRDMTransformer):
         self._free_text(resource, metadata)
         funding(self, resource, metadata)
         locations(resource, metadata, self.warn)
-        file_locations(self, resource, metadata, data["access"])
+        file_locations(self, resource, metadata, data["access"], embargo_until)
         citation(self, resource, data, site_custom_fields())
         for element in resource:
             if isinstance(element.tag, str) and localname(element) not in MAPPED:

@@ -8,9 +8,10 @@ access per record: a restricted file must never be published open) - open ``publ
 embargoed ``restricted`` with an embargo until the ``Available`` date if it is still to come;
 restricted and metadata-only ``restricted`` - and the record itself stays public (its metadata
 is served over OAI-PMH). ``oaire:licenseCondition`` is the ``licenses`` entry of its URL, else a free-text
-right with its link. ``oaire:file`` is kept for the later files issue as a related identifier
-of scheme ``url``, relation ``haspart`` and the resource type of its ``objectType``; its
-``mimeType`` joins ``formats``. A file's access right that differs from the record's is a
+right with its link. ``oaire:file`` is a file of the record (``last_files``, its access by its
+own ``accessRightsURI``, else by the record's) and a related identifier of scheme ``url``,
+relation ``haspart`` and the resource type of its ``objectType``; its ``mimeType`` joins
+``formats``. A file's access right that differs from the record's is a
 warning (RDM's access is per record), and a more restrictive one restricts the record's files.
 
 Each rule is a function of the :class:`~.base.RDMTransformer` of the run, called by
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..files import FileAccess, checked_file_reference
 from .helpers import eurepo_term, is_web_url
 from .openaire_tables import (
     COAR_ACCESS_RIGHT,
@@ -48,6 +50,13 @@ EUREPO_COAR = {
     "closedAccess": "c_14cb",
 }
 LABEL_COAR = {label: coar for coar, (label, _) in COAR_ACCESS_RIGHTS.items()}
+FILE_ACCESS = {
+    "c_abf2": FileAccess.OPEN,
+    EMBARGOED: FileAccess.EMBARGOED,
+    "c_16ec": FileAccess.RESTRICTED,
+    "c_14cb": FileAccess.METADATA_ONLY,
+}
+"""COAR access right id -> the access of a file (:class:`~..files.FileReference`)."""
 
 
 def access_right_of(uri: str, text: str = "") -> str | None:
@@ -59,6 +68,20 @@ def access_right_of(uri: str, text: str = "") -> str | None:
     if term in EUREPO_COAR:
         return EUREPO_COAR[term]
     return LABEL_COAR.get(text.strip().lower())
+
+
+def record_access_right(resource: etree._Element) -> str | None:
+    """The strictest COAR access right the record's ``datacite:rights`` name (None if none;
+    an unknown access right counts as restricted)."""
+    found = []
+    for element in children(resource, "rights") + children(resource, "rightsList", "rights"):
+        uri, text = attribute(element, "rightsURI"), line_of(element)
+        coar = access_right_of(uri, text)
+        if coar is None and (coar_id(uri, COAR_ACCESS_RIGHT) or eurepo_term(uri)):
+            coar = "c_16ec"
+        if coar is not None:
+            found.append(coar)
+    return max(found, key=RESTRICTIVENESS.index) if found else None
 
 
 def access_and_rights(
@@ -138,18 +161,37 @@ def file_locations(
     resource: etree._Element,
     metadata: dict[str, Any],
     access: dict[str, Any],
+    embargo_until: str | None = None,
 ) -> None:
+    """Each ``oaire:file``: a related identifier, its MIME type among ``formats``, and a
+    :class:`~..files.FileReference` in the transformer's ``last_files`` whose access is the
+    file's own ``accessRightsURI``, else the record's strictest access right."""
     related: list[dict[str, Any]] = []
     relation = FILE_RELATION
     if not transformer.vocabularies.exists("relationtypes", relation):
         relation = "other"
     formats: list[str] = list(metadata.get("formats", ()))
+    record_right = record_access_right(resource)
+    taken = {f.name for f in transformer.last_files}
     for element in children(resource, "file"):
         url = text_of(element)
         label = f"file {url!r}"
         if not (url and is_web_url(url)):
             transformer.warn(f"{label}: not a URL; dropped.")
             continue
+        right = access_right_of(attribute(element, "accessRightsURI")) or record_right
+        file_access = FILE_ACCESS.get(right or "", FileAccess.OPEN)
+        reference = checked_file_reference(
+            "file",
+            url,
+            transformer.warn,
+            mimetype=attribute(element, "mimeType") or None,
+            access=file_access,
+            embargo_until=embargo_until if file_access is FileAccess.EMBARGOED else None,
+            taken=taken,
+        )
+        if reference is not None:
+            transformer.last_files.append(reference)
         if not transformer.vocabularies.exists("relationtypes", relation):
             transformer.warn(f"{label}: no relation type {FILE_RELATION} nor 'other'; dropped.")
             continue
