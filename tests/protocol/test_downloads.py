@@ -147,10 +147,14 @@ class _Handler(BaseHTTPRequestHandler):
         elif route == "/long":  # sends more than it announces
             self._send(200, payload(size) * 2, Content_Length=str(size))
             self.close_connection = True
-        elif route == "/broken-once":  # the first answer breaks off mid-body
-            if count == 1:
-                self._send(200, payload(size)[:100], Content_Length=str(size))
-                self.close_connection = True
+        elif route == "/broken-once":  # the first answer breaks off mid-body, after more
+            if count == 1:  # bytes than the whole file has
+                self.send_response(200)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                junk = b"j" * (size * 2)
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(junk), junk))
+                self.close_connection = True  # no last chunk: the body is cut
             else:
                 self._send(200, payload(size))
         elif route == "/slow":
