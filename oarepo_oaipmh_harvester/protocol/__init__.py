@@ -10,7 +10,9 @@
 - :mod:`.transport` and :mod:`.parsing` - HTTP with bounded retries, and safe XML parsing,
 - :mod:`.retry`, :mod:`.networks`, :mod:`.adapter`, :mod:`.deadline` - retry waits, forbidden
   addresses, checked connections, and the total time of one exchange,
-- :mod:`.progress` - when a list that keeps sending tokens is given up.
+- :mod:`.progress` - when a list that keeps sending tokens is given up,
+- :mod:`.downloads` (with :mod:`.download_body`, :mod:`.download_errors`) - a record's files,
+  fetched from allowed hosts only, verified and bounded.
 """
 
 from .client import OAIClient
