@@ -152,6 +152,26 @@ OAI_HARVESTER_ALLOW_PRIVATE_NETWORKS = False
 networks (10/8, 172.16/12, 192.168/16, fc00::/7). Off by default: say True to harvest the
 site's own intranet."""
 
+OAI_HARVESTER_FILES_MAX_SIZE = 10 * 1024**3
+"""Bytes a harvested file may have (10 GiB) where the harvester sets no files_max_size: a
+larger one is not fetched (its Content-Length says so before any byte is read; a body that
+runs past it is cut off while reading)."""
+
+OAI_HARVESTER_FILES_MAX_PER_RECORD = 100
+"""Files one record may bring (harvesters with files copy or link); the rest are left out with
+a warning."""
+
+OAI_HARVESTER_FILES_MAX_RUN_BYTES = None
+"""Bytes one run may fetch (None: no limit); a record whose files would pass it is left for
+the next run (it fails with a retryable error naming the limit)."""
+
+OAI_HARVESTER_FILES_PER_HOST = 2
+"""Files fetched at once from one host, across the harvest's workers of one process
+(politeness)."""
+
+OAI_HARVESTER_FILES_DEADLINE = 3600.0
+"""Seconds one file's download may take in all (a slow drip ends there and is retried)."""
+
 OAI_HARVESTER_ALLOW_CROSS_ORIGIN_REDIRECTS = False
 """Follow a provider's redirects to any origin; by default only within its base URL's origin
 (scheme, host and port) and OAI_HARVESTER_ALLOWED_REDIRECT_ORIGINS."""

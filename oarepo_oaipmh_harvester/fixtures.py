@@ -34,7 +34,7 @@ from .models import OAIHarvester
 from .proxies import current_harvester_service
 from .services.errors import HarvesterServiceError
 from .services.harvesters import EDITABLE_FIELDS
-from .services.schemas import user_with_email
+from .services.users import user_with_email
 from .text import echoed, is_storable
 
 log = logging.getLogger(__name__)

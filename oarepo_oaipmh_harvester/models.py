@@ -57,6 +57,16 @@ class OAIHarvester(db.Model, db.Timestamp):
     # Why `metadata_prefix` was picked when the operator named none (the provider's formats
     # and OAI_HARVESTER_PREFERRED_PREFIXES); None: the operator named it.
     metadata_prefix_choice = db.Column(db.Text, nullable=True)
+    # A record's files: "none" (metadata only), "link" (their URLs on the record) or "copy"
+    # (fetched into the site's storage); what fails, how a change is written, the bytes a
+    # file may have (None: OAI_HARVESTER_FILES_MAX_SIZE), the hosts files may come from
+    # besides the provider's, and whether files the source marks restricted are fetched.
+    files = db.Column(db.String(32), nullable=False, default="none")
+    files_failure = db.Column(db.String(32), nullable=False, default="metadata-only")
+    files_changes = db.Column(db.String(32), nullable=False, default="new-version")
+    files_max_size = db.Column(db.BigInteger, nullable=True)
+    files_hosts = db.Column(JSONType, nullable=True)
+    files_restricted = db.Column(db.Boolean, nullable=False, default=False)
     # A paused harvester is left out of the run-all job (its own job still runs if asked).
     active = db.Column(db.Boolean, nullable=False, default=True)
     # HTTP Basic credentials and request headers for the provider, encrypted with a key
@@ -95,6 +105,9 @@ class OAIHarvestedRecord(db.Model):
     # The local record was not created by the harvester but taken over (a DOI it held):
     # a purge leaves it alone.
     adopted = db.Column(db.Boolean, nullable=False, default=False)
+    # The record's files as the last write left them: one object a file (key, url, size,
+    # checksum, etag, last_modified, status, error); None: the harvester keeps no files.
+    files = db.Column(JSONType, nullable=True)
 
     # local_pid alone: an index led by harvester_id tempts the planner, before the table has
     # statistics, to scan a harvester's whole range for each batch's identifier look-up.

@@ -308,6 +308,56 @@ FORM_FIELDS = {
             "fail warns on the record. Empty: the transformer's default."
         ),
     },
+    "files": {
+        "order": 9.71,
+        "text": _("Files of the records"),
+        "description": _(
+            "InvenioRDM: none (metadata only, the default); link (the file URLs kept on the "
+            "record, nothing downloaded); copy (the files fetched into this site's storage, "
+            "checked against the source's size and checksum)."
+        ),
+    },
+    "files_failure": {
+        "order": 9.72,
+        "text": _("A file that cannot be fetched"),
+        "description": _(
+            "metadata-only: the record is published without it, with a warning naming it and "
+            "why (the default); fail: the record fails and is retried like any failed record."
+        ),
+    },
+    "files_changes": {
+        "order": 9.73,
+        "text": _("Files changed at the source"),
+        "description": _(
+            "new-version: a new version of the record, unchanged files carried over (the "
+            "default); replace: the files of the published record are replaced in place."
+        ),
+    },
+    "files_max_size": {
+        "order": 9.74,
+        "text": _("Largest file (bytes)"),
+        "description": _("A larger file is not fetched. Empty: OAI_HARVESTER_FILES_MAX_SIZE."),
+    },
+    "files_hosts": {
+        "order": 9.75,
+        "text": _("Hosts files may come from"),
+        "type": "dropdown",
+        "multiple": True,
+        "search": True,
+        "allowAdditions": True,
+        "options": [],
+        "description": _(
+            "Besides the provider's own host; *.example.org allows its subdomains. The "
+            "provider's credentials are sent to its own host only."
+        ),
+    },
+    "files_restricted": {
+        "order": 9.76,
+        "text": _("Fetch restricted files"),
+        "description": _(
+            "Fetch the files the source marks restricted too; they are stored restricted."
+        ),
+    },
     "set_communities": {
         "order": 9.25,
         "text": _("Communities of sets"),

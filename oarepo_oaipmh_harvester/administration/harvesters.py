@@ -121,6 +121,7 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
         ("invalid_drafts", _("Invalid drafts")),
         ("doi_conflicts", _("DOI held by another record")),
         ("missing_creator_text", _("A record without a creator")),
+        ("files_text", _("Files of the records")),
         ("watermark", _("Watermark (provider time)")),
         ("created", _("Created")),
         ("updated", _("Updated")),

@@ -25,6 +25,8 @@ OPTION_OF_FIELD = {
     "active": "--active/--paused",
     "auth": "--auth-user/--auth-password-file",
     "headers": "--header",
+    "files_hosts": "--files-host",
+    "files_restricted": "--files-restricted/--no-files-restricted",
 }
 """Fields whose option is not simply ``--<field-name>``."""
 

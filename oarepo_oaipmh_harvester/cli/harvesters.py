@@ -18,7 +18,8 @@ HARVESTER_FIELDS = (
     "id", "name", "comment", "base_url", "metadata_prefix", "setspecs", "target", "transformer",
     "batch_size", "request_delay", "harvest_managers", "owner", "community", "target_adapter",
     "local_drafts", "invalid_drafts", "doi_conflicts", "set_communities", "missing_creator",
-    "missing_creator_text", "metadata_prefix_choice", "active", "credentials", "watermark", "created", "updated",
+    "missing_creator_text", "metadata_prefix_choice", "files", "files_failure", "files_changes",
+    "files_max_size", "files_hosts", "files_restricted", "files_text", "active", "credentials", "watermark", "created", "updated",
 )  # fmt: skip
 
 
@@ -89,6 +90,25 @@ def _harvester_options(required: bool):
                 "transformer's (OAI_HARVESTER_RDM_MISSING_CREATOR).",
             ),
             click.option(
+                "--files-max-size",
+                type=int,
+                metavar="BYTES",
+                help="Largest file fetched (files copy); default: OAI_HARVESTER_FILES_MAX_SIZE.",
+            ),
+            click.option(
+                "--files-host",
+                "files_hosts",
+                multiple=True,
+                metavar="HOST",
+                help="A host files may come from besides the provider's own (*.example.org: "
+                "its subdomains); repeat. The provider's credentials go to its own host only.",
+            ),
+            click.option(
+                "--files-restricted/--no-files-restricted",
+                default=None,
+                help="Fetch the files the source marks restricted too (stored restricted).",
+            ),
+            click.option(
                 "--active/--paused",
                 default=None,
                 help="A paused harvester is left out of the run-all job (default: active).",
@@ -132,6 +152,12 @@ POLICY_HELP = {
     "keep (for a curator).",
     "doi_conflicts": "A harvested DOI held by another local record: fail (the default) or "
     "take-over.",
+    "files": "A record's files (InvenioRDM): none (metadata only; the default), link (their "
+    "URLs on the record) or copy (fetched into this site's storage).",
+    "files_failure": "A file that cannot be fetched: metadata-only (published without it, with "
+    "a warning; the default) or fail (the record fails and is retried).",
+    "files_changes": "Files changed at the source: new-version (the default; unchanged files "
+    "carried over) or replace (in place).",
 }
 
 
@@ -141,7 +167,7 @@ def _collect(values: dict[str, Any]) -> dict[str, Any]:
     user = values.pop("auth_user", None)
     password_file = values.pop("auth_password_file", None)
     data = {k: v for k, v in values.items() if v is not None and v != ()}
-    for key in ("setspecs", "harvest_managers"):
+    for key in ("setspecs", "harvest_managers", "files_hosts"):
         if key in data:
             data[key] = list(data[key])
     if "set_communities" in data:

@@ -26,6 +26,7 @@ from ..protocol.records import OAIRecord
 from ..provenance import Provenance, getrecord_url
 from .effects import DryRun, KeptWrites, Writes
 from .fanout import BatchDispatcher, Enqueue, WritersOfARun
+from .files_fetching import record_files_for
 from .interrupted import close_interrupted_runs, grace_for
 from .lock import exclusive_run
 from .memory import run_scope
@@ -37,6 +38,7 @@ from .run_log import RunLog
 from .settings import HarvestSettings
 from .stopping import StopSignal
 from .targets import TargetOptions, adapter_for
+from .targets.options import files_defaults
 from .writer import RecordWriter
 
 log = logging.getLogger(__name__)
@@ -147,7 +149,7 @@ def make_writer(
 
     settings = settings or current_settings()
     harvester = _stored_harvester(harvester_id)
-    options = TargetOptions.of(harvester)
+    options = TargetOptions.of(harvester, files_defaults(current_app.config))
     # Plain values: the writer runs past commits that expire the ORM object.
     name, base_url, prefix = harvester.name, harvester.base_url, harvester.metadata_prefix
 
@@ -170,6 +172,7 @@ def make_writer(
             custom_fields=frozenset(
                 field.name for field in current_app.config.get("RDM_CUSTOM_FIELDS") or ()
             ),
+            record_files=record_files_for(harvester, options.files, settings, current_app.config),
         ),
         transformer=current_oai_harvester.transformers.get(
             harvester.transformer, transformer_settings(harvester)

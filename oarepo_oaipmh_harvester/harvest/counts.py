@@ -83,6 +83,8 @@ class WriteCounts:
     """Written records whose search document could not be sent (repaired by the next run)."""
     reindexed: int = 0
     """Records sent to the search index again by a reindexing run (arrived or not)."""
+    files: dict[str, int] = field(default_factory=dict)
+    """Files fetched, bytes fetched, unchanged and failed (harvesters that copy files)."""
     failures: list[tuple[str, str]] = field(default_factory=list)
     reasons: dict[str, FailureGroup] = field(default_factory=dict)
     """Every failed (or not indexed) record counted by reason, whatever MAX_KEPT_FAILURES."""
@@ -102,6 +104,7 @@ class WriteCounts:
         self.failed += other.failed
         self.not_indexed += other.not_indexed
         self.reindexed += other.reindexed
+        self.count_files(other.files)
         room = MAX_KEPT_FAILURES - len(self.failures)
         self.failures.extend(other.failures[: max(room, 0)])
         for group in other.reasons.values():
@@ -124,6 +127,10 @@ class WriteCounts:
     def not_indexed_one(self, identifier: str, error: str) -> None:
         self.not_indexed += 1
         self._keep(identifier, error)
+
+    def count_files(self, counts: dict[str, int]) -> None:
+        for name, value in counts.items():
+            self.files[name] = self.files.get(name, 0) + int(value)
 
     def notice(self, identifier: str, text: str) -> None:
         """Remember something an operator should know of a record that was written."""
@@ -153,6 +160,12 @@ class WriteCounts:
             text += f", not indexed {self.not_indexed}"
         if self.reindexed:
             text += f", reindexed {self.reindexed}"
+        if any(self.files.values()):
+            files = self.files
+            text += (
+                f"; files fetched {files.get('fetched', 0)} ({files.get('bytes', 0):,} bytes), "
+                f"unchanged {files.get('unchanged', 0)}, failed {files.get('failed', 0)}"
+            )
         return text
 
     # -- invenio-jobs Run columns ---------------------------------------------------------
@@ -193,6 +206,7 @@ class WriteCounts:
             "failed": self.failed,
             "not_indexed": self.not_indexed,
             "reindexed": self.reindexed,
+            "files": dict(self.files),
             "failures": [list(failure) for failure in self.failures],
             "reasons": [[g.reason, g.count, g.examples] for g in self.reasons.values()],
             "notices": [list(notice) for notice in self.notices],
@@ -215,6 +229,7 @@ class WriteCounts:
             failed=int(data.get("failed", 0)),
             not_indexed=int(data.get("not_indexed", 0)),
             reindexed=int(data.get("reindexed", 0)),
+            files={str(k): int(v) for k, v in (data.get("files") or {}).items()},
             failures=[(str(i), str(e)) for i, e in data.get("failures", [])][:MAX_KEPT_FAILURES],
             notices=[(str(i), str(n)) for i, n in data.get("notices", [])][:MAX_KEPT_FAILURES],
         )

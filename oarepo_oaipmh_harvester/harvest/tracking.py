@@ -51,7 +51,7 @@ class TrackingStore:
         self, identifiers: Sequence[str], *, with_data: bool = False
     ) -> dict[str, dict[str, Any]]:
         """The rows of these identifiers that exist: datestamp, deleted, local_pid, errors,
-        run_id, attempts, purged, adopted; `with_data` adds the transformed data written last."""
+        run_id, attempts, purged, adopted, files; `with_data` adds the transformed data written last."""
         if not identifiers:
             return {}
         columns = [
@@ -64,6 +64,7 @@ class TrackingStore:
             _TABLE.c.attempts,
             _TABLE.c.purged,
             _TABLE.c.adopted,
+            _TABLE.c.files,
         ]
         if with_data:
             columns.append(_TABLE.c.transformed)
@@ -235,6 +236,7 @@ class TrackingStore:
             "next_attempt_at": None,
             "purged": False,
             "adopted": False,
+            "files": None,
         }
         row.update(values)
         return row

@@ -20,6 +20,7 @@ from invenio_db import db
 from ..protocol.records import OAIRecord
 from ..provenance import Provenance
 from ..transformers import Transformer, with_transform_warnings
+from ..transformers.files import transform_files
 from .changes import admissible, latest_of_each, needing_write, retry_delay
 from .counts import RecordValidationError, WriteCounts, describe_error
 from .diffs import target_changes
@@ -214,9 +215,14 @@ class RecordWriter:
                 original_xml=record.xml,
                 harvested_at=now,
                 adopted=bool(known and known["adopted"]),
+                files=known.get("files") if known else None,
             )
             rows.append(row)
-            one_by_one = self.writes.one_record_at_a_time or not self.target.supports_bulk
+            one_by_one = (
+                self.writes.one_record_at_a_time
+                or not self.target.supports_bulk
+                or self.target.keeps_files
+            )
             if record.deleted or one_by_one:
                 written = known.get("transformed") if known else None
                 self.write_one(uow, record, row, counts, restore=restorable, written=written)
@@ -300,6 +306,8 @@ class RecordWriter:
                     row["warnings"] = with_transform_warnings(row["warnings"], self.transformer)
                 row["transformed"] = data
                 before = self.writes.image_before(self.target, local_pid)
+                # Fetched (and verified) before anything is written: a failure leaves nothing.
+                self.target.stage_files(transform_files(self.transformer), row["files"])
                 with db.session.begin_nested():
                     try:
                         row["local_pid"], created = self.target.upsert(
@@ -333,6 +341,7 @@ class RecordWriter:
             self.note_failure(row, counts, error)
             self._note(row, "fail", errors=row["errors"])
         finally:
+            self._take_files_report(row, counts, written=kept is None and not row["errors"])
             self._take_notices(row, counts)
 
     def _note(self, row: dict[str, Any], action: str, **details: Any) -> None:
@@ -343,6 +352,19 @@ class RecordWriter:
     def note_failed_row(self, row: dict[str, Any]) -> None:
         """A record that failed before its write (a repair's transform), for the report."""
         self._note(row, "fail", errors=row["errors"])
+
+    def _take_files_report(
+        self, row: dict[str, Any], counts: WriteCounts, *, written: bool
+    ) -> None:
+        """The files the write left (a failed write leaves the row's files as they were)."""
+        files, warnings, file_counts = self.target.take_files_report()
+        if not written:
+            return
+        if files is not None or row["files"]:
+            row["files"] = files
+        if warnings:
+            row["warnings"] = [*(row["warnings"] or ()), *warnings]
+        counts.count_files(file_counts)
 
     def _take_notices(self, row: dict[str, Any], counts: WriteCounts) -> None:
         """What the target did to this record that an operator should know of: on the

@@ -11,9 +11,10 @@ from invenio_records_resources.services.base.config import ConfiguratorMixin, Fr
 from invenio_records_resources.services.records.links import pagination_endpoint_links
 
 from ..permissions import HarvestedRecordPermissionPolicy, HarvesterPermissionPolicy
+from .record_schemas import HarvestedRecordListSchema, HarvestedRecordSchema
 from .results import HarvesterItem, SQLItem, SQLList
 from .run_schemas import HarvestRunSchema
-from .schemas import HarvestedRecordListSchema, HarvestedRecordSchema, HarvesterSchema
+from .schemas import HarvesterSchema
 
 ADMIN_URL = "{+ui}/administration"
 """Base of the administration panel (invenio-administration mounts it at /administration)."""

@@ -76,6 +76,12 @@ EDITABLE_FIELDS = (
     "doi_conflicts",
     "set_communities",
     "missing_creator",
+    "files",
+    "files_failure",
+    "files_changes",
+    "files_max_size",
+    "files_hosts",
+    "files_restricted",
     "active",
 )
 
@@ -107,6 +113,12 @@ class HarvesterView:
     set_communities: dict[str, str] | None
     missing_creator: str | None
     metadata_prefix_choice: str | None
+    files: str
+    files_failure: str
+    files_changes: str
+    files_max_size: int | None
+    files_hosts: list[str] | None
+    files_restricted: bool
     active: bool
     credentials: str | None
     """Sealed (encrypted): the schema shows only what is set."""

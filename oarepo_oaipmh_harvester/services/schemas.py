@@ -23,10 +23,16 @@ from marshmallow_utils.fields import TZDateTime
 
 from ..arguments import PlainList
 from ..credentials import summary as credentials_summary
-from ..harvest.targets.options import POLICY_FIELDS, TargetOptions
+from ..harvest.targets.options import (
+    POLICY_FIELDS,
+    FilesMode,
+    TargetOptions,
+    files_defaults,
+    files_options_of,
+)
 from ..models import OAIHarvester
 from ..proxies import current_oai_harvester
-from ..text import StorableText, echoed, field_reference, is_storable
+from ..text import StorableText, echoed, field_reference
 from .fields import AuthSchema, MissingCreatorPolicy, RequestHeaders, SetCommunities
 from .targets import writable_target_ids
 from .transformer_fit import (  # noqa: F401 (their home was here; imported from here too)
@@ -34,6 +40,12 @@ from .transformer_fit import (  # noqa: F401 (their home was here; imported from
     missing_creator_in_words,
     target_is_rdm,
     transformer_misfit,
+)
+from .users import UserReference, user_with_email  # noqa: F401 (imported from here too)
+
+FILES_HOST_PATTERN = r"^(\*\.)?[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$"
+FILES_HOST_ERROR = (
+    "Give a host name such as files.example.org, or *.example.org for its subdomains."
 )
 
 HARVESTER_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$"
@@ -65,32 +77,6 @@ class ProviderUrl(fields.Url):
                 f"them as the harvester's credentials ({field_reference('auth')}) instead."
             )
         return url
-
-
-def user_with_email(email: str) -> User | None:
-    """The user with this e-mail address (compared without case), if any."""
-    if not is_storable(email):  # the database cannot compare it, and no address contains it
-        return None
-    return db.session.scalars(
-        db.select(User).where(db.func.lower(User.email) == email.lower())
-    ).first()
-
-
-class UserReference(fields.Integer):
-    """A user id, also accepted as the user's e-mail address (ids differ between instances,
-    and an operator at a command line knows the address)."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("error_messages", {"invalid": "Give a user id or e-mail address."})
-        super().__init__(strict=False, **kwargs)
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int:
-        if isinstance(value, str) and "@" in value:
-            user = user_with_email(value.strip())
-            if user is None:
-                raise ValidationError(f"No user with e-mail address {echoed(value)}.")
-            return user.id
-        return super()._deserialize(value, attr, data, **kwargs)
 
 
 OPTIONAL_FIELDS = (
@@ -174,6 +160,20 @@ class HarvesterSchema(Schema):
         load_default=None, allow_none=True, validate=[validate.Length(max=255), StorableText()]
     )
     missing_creator_text = fields.Method("_missing_creator_text", dump_only=True)
+    # What becomes of a record's files (FilesOptions); None: the defaults.
+    files = _policy("files")
+    files_failure = _policy("files_failure")
+    files_changes = _policy("files_changes")
+    files_max_size = fields.Integer(
+        load_default=None, allow_none=True, validate=validate.Range(min=1)
+    )
+    files_hosts = PlainList(
+        fields.String(validate=[validate.Regexp(FILES_HOST_PATTERN, error=FILES_HOST_ERROR)]),
+        load_default=None,
+        allow_none=True,
+    )
+    files_restricted = fields.Boolean(load_default=False)
+    files_text = fields.Method("_files_text", dump_only=True)
     # The panel's create form starts from metadata["default"] (else a checkbox starts unticked).
     active = fields.Boolean(load_default=True, metadata={"default": True})
     # The provider's credentials: written, never shown (`credentials` says what is set).
@@ -219,6 +219,9 @@ class HarvesterSchema(Schema):
             return "the system"
         email = db.session.scalar(db.select(User.email).where(User.id == harvester.owner))
         return f"{email or '?'} (id {harvester.owner})"
+
+    def _files_text(self, harvester: Any) -> str:
+        return files_in_words(harvester)
 
     def _missing_creator_text(self, harvester: Any) -> str:
         return missing_creator_in_words(harvester.transformer, harvester.missing_creator)
@@ -354,6 +357,18 @@ class HarvesterSchema(Schema):
                 field_name="missing_creator",
             )
 
+    @validates_schema
+    def _files_fit_the_target(self, data: dict, **kwargs: Any) -> None:
+        mode = data.get("files")
+        if mode in (None, "none") or not data.get("target"):
+            return
+        if not target_is_rdm(data["target"]):
+            raise ValidationError(
+                f"files {mode} needs an InvenioRDM records target (the files are attached to "
+                f"its drafts); {echoed(data['target'])} is not one. Leave files at none.",
+                field_name="files",
+            )
+
     @validates("transformer")
     def _known_transformer(self, value: str | None, **kwargs: Any) -> None:
         transformers = current_oai_harvester.transformers
@@ -381,6 +396,25 @@ def community_problem(community: str, *, is_drafts: bool) -> str | None:
     return None
 
 
+def files_in_words(harvester: Any) -> str:
+    """What a harvester does with a record's files, for pages and the CLI."""
+    options = files_options_of(harvester, files_defaults(current_app.config))
+    if options.mode is FilesMode.NONE:
+        return "none: metadata only"
+    if options.mode is FilesMode.LINK:
+        return "link: the file URLs are kept on the record, nothing is downloaded"
+    hosts = ", ".join(("the provider's host", *options.hosts))
+    restricted = (
+        "restricted files too (stored restricted)"
+        if options.restricted
+        else ("not the files the source marks restricted")
+    )
+    return (
+        f"copy: files up to {options.max_size:,} bytes from {hosts}; {restricted}; a file that "
+        f"cannot be fetched: {options.failure}; files changed at the source: {options.changes}"
+    )
+
+
 def apply_defaults(data: dict) -> dict:
     """Fill what the operator left out from the configuration."""
     config = current_app.config
@@ -398,52 +432,18 @@ def apply_defaults(data: dict) -> dict:
     ):
         if data.get(name) is None:
             data[name] = getattr(defaults, attribute).value
+    for name, attribute in (
+        ("files", "mode"),
+        ("files_failure", "failure"),
+        ("files_changes", "changes"),
+    ):
+        if data.get(name) is None:
+            data[name] = getattr(defaults.files, attribute).value
+    if "files_hosts" in data:
+        data["files_hosts"] = (
+            list(dict.fromkeys(h.lower() for h in data["files_hosts"] or [])) or None
+        )
     # Order kept, duplicates dropped: the same set twice would be harvested twice.
     data["setspecs"] = list(dict.fromkeys(data.get("setspecs") or []))
     data["harvest_managers"] = list(dict.fromkeys(data.get("harvest_managers") or []))
     return data
-
-
-class HarvestedRecordSchema(Schema):
-    """What a harvester last saw of one OAI identifier (read only)."""
-
-    id = fields.String(dump_only=True)
-    harvester = fields.String(attribute="harvester_id", dump_only=True)
-    oai_identifier = fields.String(dump_only=True)
-    datestamp = fields.String(dump_only=True)
-    deleted = fields.Boolean(dump_only=True)
-    local_pid = fields.String(dump_only=True, allow_none=True)
-    has_errors = fields.Boolean(dump_only=True)
-    has_warnings = fields.Boolean(dump_only=True)
-    state = fields.Method("_state", dump_only=True)
-    errors_summary = fields.Method("_errors_summary", dump_only=True)
-    errors = fields.List(fields.String(), dump_only=True)
-    warnings = fields.List(fields.String(), dump_only=True)
-    harvested_at = TZDateTime(timezone=UTC, format="iso", dump_only=True)
-    run_id = fields.UUID(dump_only=True, allow_none=True)
-    attempts = fields.Integer(dump_only=True)
-    next_attempt_at = TZDateTime(timezone=UTC, format="iso", dump_only=True, allow_none=True)
-    purged = fields.Boolean(dump_only=True)
-    adopted = fields.Boolean(dump_only=True)
-    original_xml = fields.String(dump_only=True, allow_none=True)
-    transformed = fields.Raw(dump_only=True, allow_none=True)
-
-    def _state(self, row: Any) -> str:
-        """In words, for lists: what the source says of the record, and a purge's mark."""
-        if row.deleted:
-            return "deleted at the source"
-        return "live, purged locally (the next harvest recreates it)" if row.purged else "live"
-
-    def _errors_summary(self, row: Any) -> str:
-        errors = row.errors or []
-        if not errors:
-            return "none"
-        first = errors[0] if len(errors[0]) <= 80 else errors[0][:79] + "…"
-        return first if len(errors) == 1 else f"{first} (+{len(errors) - 1} more)"
-
-
-class HarvestedRecordListSchema(HarvestedRecordSchema):
-    """A search hit: without the bulky XML and transformed data (read the record for those)."""
-
-    class Meta:
-        exclude = ("original_xml", "transformed")

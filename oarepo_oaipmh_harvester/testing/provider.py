@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import bisect
 import gzip
+import hashlib
 import json
 import re
 import socket
@@ -220,6 +221,14 @@ class OAIPMHProvider:
         self.request_headers: list[dict[str, str]] = []
         """The headers of every request received, in order."""
         self.requests: list[dict[str, str]] = []
+        self.files: dict[str, bytes] = {}
+        """Files served beside the endpoint, by path (see :meth:`serve_file`)."""
+        self.file_redirects: dict[str, str] = {}
+        """Paths answered with a redirect to another URL."""
+        self.file_drip: dict[str, float] = {}
+        """Paths whose bytes trickle out, one a this many seconds (a slow server)."""
+        self.file_requests: list[tuple[str, dict[str, str], int]] = []
+        """(path, headers, status answered) of every file request received, in order."""
 
         self._lock = threading.Lock()
         self._server: _Server | None = None
@@ -281,6 +290,35 @@ class OAIPMHProvider:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+    def serve_file(self, name: str, content: bytes) -> str:
+        """Serve `content` at /files/`name` (with an ETag and Last-Modified, answering
+        conditional requests); its URL (after `start`)."""
+        path = f"/files/{name}"
+        self.files[path] = content
+        return self.file_url(name)
+
+    def file_url(self, name: str) -> str:
+        split = urlsplit(self.base_url)
+        return f"{split.scheme}://{split.netloc}/files/{name}"
+
+    def answer_file(self, path: str, headers: Any) -> tuple[int, dict[str, str], bytes]:
+        status, answer, content = self._file_answer(path, headers)
+        with self._lock:
+            self.file_requests.append((path, dict(headers), status))
+        return status, answer, content
+
+    def _file_answer(self, path: str, headers: Any) -> tuple[int, dict[str, str], bytes]:
+        if path in self.file_redirects:
+            return 302, {"Location": self.file_redirects[path]}, b""
+        content = self.files.get(path)
+        if content is None:
+            return 404, {"Content-Type": "text/plain"}, b"Not found\n"
+        etag = '"' + hashlib.md5(content).hexdigest() + '"'  # noqa: S324 - an ETag, not security
+        meta = {"ETag": etag, "Last-Modified": "Mon, 07 Dec 2026 10:00:00 GMT"}
+        if headers.get("If-None-Match") == etag:
+            return 304, meta, b""
+        return 200, {**meta, "Content-Type": "application/octet-stream"}, content
 
     def note_headers(self, headers: dict[str, str]) -> None:
         with self._lock:
@@ -837,6 +875,10 @@ class _Handler(BaseHTTPRequestHandler):
         if post:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
+        if url.path.startswith("/files/"):
+            status, headers, payload = provider.answer_file(url.path, self.headers)
+            self._send(status, headers, payload, drip=provider.file_drip.get(url.path))
+            return
         if url.path != provider.path:
             self._send(404, {"Content-Type": "text/plain; charset=utf-8"}, b"Not found\n")
             return
@@ -868,13 +910,21 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send(status, headers, payload)
 
-    def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
+    def _send(
+        self, status: int, headers: dict[str, str], body: bytes, drip: float | None = None
+    ) -> None:
         self.send_response(status)
         for name, value in headers.items():
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        if not drip:
+            self.wfile.write(body)
+            return
+        for offset in range(len(body)):
+            self.wfile.write(body[offset : offset + 1])
+            self.wfile.flush()
+            time.sleep(drip)
 
 
 __all__ = ["OAIError", "OAIPMHProvider", "ProviderQuirks", "UNSAFE_TOKEN_PREFIX", "BAD_DATESTAMP"]

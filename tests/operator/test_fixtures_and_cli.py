@@ -246,3 +246,54 @@ def test_missing_creator_on_the_command_line_in_a_fixture_and_in_the_list(
     listed = {h["id"]: h for h in json.loads(run_cli("harvester", "list", "--json").output)}
     assert listed["alpha"]["missing_creator"] is None
     assert listed["alpha"]["missing_creator_text"].startswith("not applicable")
+
+
+def test_files_options_on_the_command_line_in_a_fixture_and_in_the_list(
+    users, provider, run_cli, tmp_path
+):
+    """What becomes of a record's files (issue 36): every option on the command line, shown
+    in words; refused into a target that is not InvenioRDM's, and for a host that is none."""
+    result = run_cli(
+        "harvester", "create", "--id", "mirror", "--name", "Mirror",
+        "--base-url", provider.base_url, "--metadata-prefix", "oai_dc",
+        "--target", "records", "--transformer", "oai_dc_rdm", "--files", "copy",
+        "--files-host", "Files.Example.org", "--files-host", "*.cdn.example.org",
+        "--files-max-size", "1000000", "--files-failure", "fail", "--no-check",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    listed = {h["id"]: h for h in json.loads(run_cli("harvester", "list", "--json").output)}
+    mirror = listed["mirror"]
+    assert (mirror["files"], mirror["files_failure"], mirror["files_changes"]) == (
+        "copy",
+        "fail",
+        "new-version",
+    )
+    assert mirror["files_hosts"] == ["files.example.org", "*.cdn.example.org"]
+    assert mirror["files_max_size"] == 1000000
+    assert mirror["files_text"].startswith(
+        "copy: files up to 1,000,000 bytes from the provider's host, files.example.org, "
+        "*.cdn.example.org; not the files the source marks restricted; a file that cannot be "
+        "fetched: fail"
+    )
+
+    result = run_cli("harvester", "update", "mirror", "--files", "link", "--no-check")
+    assert result.exit_code == 0, result.output
+    assert db.session.get(OAIHarvester, "mirror").files == "link"
+
+    refused = run_cli("harvester", "update", "mirror", "--files-host", "a b/c", "--no-check")
+    assert refused.exit_code != 0
+    assert "--files-host" in refused.output and "*.example.org" in refused.output
+
+    text = (
+        fixture_text(provider.base_url)
+        .replace(
+            "target: oai-sample-records\n  batch_size: 7",
+            "target: records\n  batch_size: 7\n  transformer: oai_dc_rdm\n  files: link",
+        )
+        .replace("  harvest_managers:", "  files: copy\n  harvest_managers:")
+    )
+    errors = load_harvesters(write(tmp_path / "harvesters.yaml", text)).errors
+    assert len(errors) == 1 and "alpha" in str(errors[0])
+    assert "needs an InvenioRDM records target" in str(errors[0])
+    beta = db.session.get(OAIHarvester, "beta")
+    assert (beta.files, beta.files_failure) == ("link", "metadata-only")

@@ -418,3 +418,36 @@ def test_create_without_a_prefix_gets_the_richest_offered_and_says_why(
     res = as_admin.put(f"{API}/auto", json={"metadata_prefix": "oai_dc", "name": "Auto"})
     assert res.status_code == 200, res.json
     assert res.json["metadata_prefix_choice"].startswith("oai_dc was picked")
+
+
+def test_files_options_over_rest(as_admin, users, provider):
+    """The files options (issue 36) as JSON, with their defaults and in words; a host that is
+    none and a plain target refused on their fields."""
+    data = harvester_data("rdm", provider.base_url, target="records", transformer="oai_dc_rdm")
+    res = as_admin.post(API, json=data)
+    assert res.status_code == 201, res.json
+    assert (res.json["files"], res.json["files_failure"], res.json["files_changes"]) == (
+        "none",
+        "metadata-only",
+        "new-version",
+    )
+    assert res.json["files_max_size"] is None and res.json["files_hosts"] is None
+    assert res.json["files_text"] == "none: metadata only"
+
+    res = as_admin.put(
+        f"{API}/rdm",
+        json={"files": "copy", "files_hosts": ["cdn.example.org"], "files_changes": "replace"},
+    )
+    assert res.status_code == 200, res.json
+    assert res.json["files_hosts"] == ["cdn.example.org"]
+    assert res.json["files_text"].startswith(
+        "copy: files up to 10,737,418,240 bytes from the provider's host, cdn.example.org"
+    )
+    assert res.json["files_text"].endswith("files changed at the source: replace")
+
+    res = as_admin.put(f"{API}/rdm", json={"files_hosts": ["http://cdn.example.org/x"]})
+    assert "*.example.org" in field_errors(res)["files_hosts.0"]
+    res = as_admin.put(f"{API}/rdm", json={"files": "everything"})
+    assert "Choose one of: none, link, copy." in field_errors(res)["files"]
+    res = as_admin.post(API, json={**harvester_data("dc", provider.base_url), "files": "copy"})
+    assert "needs an InvenioRDM records target" in field_errors(res)["files"]

@@ -69,9 +69,11 @@ def adapter_for(
     harvester_id: str = "",
     options: TargetOptions | None = None,
     custom_fields: frozenset[str] = frozenset(),
+    record_files: Any = None,
 ) -> TargetAdapter:
     """The adapter that writes into `service` as `identity`: the one `options` name, or
-    (``auto``) the one that what the service can do calls for."""
+    (``auto``) the one that what the service can do calls for (`record_files`: what fetches
+    the files of a harvester that copies them)."""
     options = options or TargetOptions()
     kind = options.adapter
     if kind is AdapterKind.AUTO:
@@ -82,6 +84,7 @@ def adapter_for(
                 f"The target service has no {', '.join(DRAFT_METHODS)}: it cannot be written "
                 f"through drafts."
             )
+        from .draft_files import DraftFiles
         from .drafts import DraftsServiceTarget
 
         return DraftsServiceTarget(
@@ -90,6 +93,7 @@ def adapter_for(
             harvester_id=harvester_id,
             options=options,
             custom_fields=custom_fields,
+            files=DraftFiles(service, identity, options.files, record_files),
         )
     return RecordsServiceTarget(service, identity, harvester_id=harvester_id, options=options)
 

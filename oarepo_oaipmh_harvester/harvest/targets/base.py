@@ -70,6 +70,16 @@ class TargetAdapter(abc.ABC):
         service's schema is the site's own: nothing is added)."""
         return data
 
+    # Hooks, deliberately not abstract: only a target that keeps files stages them.
+    def stage_files(self, references: Sequence[Any], previous: Sequence[dict] | None) -> None:  # noqa: B027
+        """Take the files of the record written next (`previous`: what its tracking row
+        kept of them), fetched where the harvester copies files, before anything is written."""
+
+    def take_files_report(self) -> tuple[list[dict] | None, list[str], dict[str, int]]:
+        """(the tracking row's files, warnings, counts of fetched/bytes/unchanged/failed) of the
+        record written last."""
+        return None, [], {}
+
     def take_notices(self) -> list[str]:
         """What the last write did that an operator should know of (then forgotten)."""
         notices, self._notices = self._notices, []
@@ -97,6 +107,12 @@ class TargetAdapter(abc.ABC):
         """:meth:`delete` in a savepoint of its own: a failure undoes only this record."""
         with db.session.begin_nested():
             self.delete(pid, uow)
+
+    @property
+    def keeps_files(self) -> bool:
+        """Whether records are written with their files (then one at a time: a bulk write
+        has no files)."""
+        return False
 
     @property
     def keeps_deleted_pids(self) -> bool:

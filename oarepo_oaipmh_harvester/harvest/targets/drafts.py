@@ -22,13 +22,14 @@ from typing import Any
 import sqlalchemy as sa
 from invenio_db import db
 from invenio_pidstore.errors import PIDDeletedError, PIDDoesNotExistError, PIDUnregistered
-from invenio_pidstore.models import PersistentIdentifier
 from sqlalchemy.orm.exc import NoResultFound
 
 from ...provenance import Provenance, stamp_rdm
 from ..counts import RecordValidationError
 from ..unit_of_work import BulkIndexingUnitOfWork
 from .base import KeptWithErrors, LocalRecordMissing, TargetAdapter
+from .dois import DoiConflict, _doi_of, _refuse_doi_held, doi_holders, without_doi  # noqa: F401
+from .draft_files import DraftFiles
 from .files_location import files_location_named
 from .options import DoiConflictPolicy, InvalidDraftPolicy, LocalDraftPolicy
 from .records import index_records_of
@@ -60,10 +61,6 @@ class DeletedLocally(Exception):
     """A curator deleted the local record; a changed source record does not bring it back."""
 
 
-class DoiConflict(Exception):
-    """The harvested DOI belongs to another local record, which is left as it is."""
-
-
 class CommunityInclusionFailed(Exception):
     """A new record could not join the harvester's community (the record is not written)."""
 
@@ -78,9 +75,12 @@ class DraftsServiceTarget(TargetAdapter):
         identity: Any,
         *,
         custom_fields: frozenset[str] = frozenset(),
+        files: DraftFiles | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(service, identity, **kwargs)
+        self.files = files
+        """A record's files (files link or copy); None: metadata only."""
         self._community_ids: dict[str, str] = {}
         """Slug or id -> id of the communities of sets, looked up once per run."""
         self.custom_fields = custom_fields
@@ -145,9 +145,24 @@ class DraftsServiceTarget(TargetAdapter):
             f"{statements}"
         ]
 
+    @property
+    def keeps_files(self) -> bool:
+        return self.files is not None and self.files.active
+
+    def stage_files(self, references: Sequence[Any], previous: Sequence[dict] | None) -> None:
+        if self.files is not None:
+            self.files.stage(references, previous)
+
+    def take_files_report(self) -> tuple[list[dict] | None, list[str], dict[str, int]]:
+        if self.files is None:
+            return super().take_files_report()
+        return self.files.take_report()
+
     def create_or_update(
         self, pid: str | None, data: dict[str, Any], uow: BulkIndexingUnitOfWork, *, restore: bool
     ) -> tuple[str, bool]:
+        if self.files is not None:
+            data = self.files.prepared(data)
         if pid and self._is_unpublished_draft(pid):
             # A draft kept for a curator (invalid_drafts = keep): this harvest continues it.
             return self._publish_draft(pid, data, uow, update=True), True
@@ -173,6 +188,8 @@ class DraftsServiceTarget(TargetAdapter):
         """Create and publish; the caller has made sure that no other record holds the DOI."""
         with files_location_named():
             draft = self.service.create(self.identity, data, uow=uow)
+        if self.files is not None:
+            self.files.attach(draft.id, uow)
         return self._publish_draft(draft.id, data, uow, draft=draft)
 
     def restore(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
@@ -181,7 +198,7 @@ class DraftsServiceTarget(TargetAdapter):
 
     def update(self, pid: str, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
         record = self._published(pid)
-        self._refuse_doi_of_another(data, pid=pid)
+        data = self._refuse_doi_of_another(data, pid=pid)
         local_draft = self._has_open_draft(pid)
         if local_draft and self.options.local_drafts is LocalDraftPolicy.LOCAL_WINS:
             raise LocalDraftOpen(
@@ -209,6 +226,8 @@ class DraftsServiceTarget(TargetAdapter):
                 f"The local draft of record {pid} was replaced by the harvested data and "
                 f"published (local_drafts harvest-wins)."
             )
+        if self.files is not None and self.files.changed:
+            return self._update_files(pid, data, uow, local_draft=local_draft)
         with files_location_named():
             self.service.edit(self.identity, pid, uow=uow)
         draft = self.service.update_draft(self.identity, pid, data, uow=uow)
@@ -240,6 +259,28 @@ class DraftsServiceTarget(TargetAdapter):
         except (*_GONE, RecordDeletedException):
             return None
 
+    def _update_files(
+        self, pid: str, data: dict[str, Any], uow: BulkIndexingUnitOfWork, *, local_draft: bool
+    ) -> str:
+        """Publish a record whose files changed: a new version (its pid is returned, and the
+        tracking row follows it), or the record itself where files_changes says replace."""
+        with files_location_named():
+            draft_id, new_version = self.files.draft_for_changes(pid, uow)
+        if new_version and _doi_of(data):
+            # RDM gives a DOI to one record: the version it was harvested into keeps it.
+            self._notices.append(
+                f"Record {pid} keeps DOI {_doi_of(data)}; its new version {draft_id} (made for "
+                f"changed files) has none of its own."
+            )
+            data = without_doi(data)
+        # The data first: it enables files on a version of a record that had none (RDM then
+        # reports the files missing, which the attach puts in; publishing checks again).
+        draft = self.service.update_draft(self.identity, draft_id, data, uow=uow)
+        self.files.forgive_missing_files(draft)
+        self._refuse_invalid(draft, uow, discard=new_version or not local_draft, keep=False)
+        self.files.attach(draft_id, uow)
+        return self._publish(draft_id, uow)
+
     # -- helpers ------------------------------------------------------------------------
     def _publish_draft(
         self,
@@ -252,7 +293,7 @@ class DraftsServiceTarget(TargetAdapter):
     ) -> str:
         """Publish a new record's draft (replacing its data first when `update`)."""
         if update:
-            self._refuse_doi_of_another(data, pid=pid)
+            data = self._refuse_doi_of_another(data, pid=pid)
             draft = self.service.update_draft(self.identity, pid, data, uow=uow)
         # RDM saves a draft with schema errors and reports them; publishing it would drop
         # the invalid fields silently.
@@ -320,9 +361,24 @@ class DraftsServiceTarget(TargetAdapter):
                 continue
         return None
 
-    def _refuse_doi_of_another(self, data: dict[str, Any], *, pid: str | None) -> None:
+    def _refuse_doi_of_another(self, data: dict[str, Any], *, pid: str | None) -> dict[str, Any]:
+        """`data`, unless another record holds its DOI; an earlier version of the record `pid`
+        (made for changed files) keeps the DOI, and `data` comes back without it."""
         doi = _doi_of(data)
-        _refuse_doi_held(doi, self._holder_of(doi) if doi else None, pid=pid)
+        holder = self._holder_of(doi) if doi else None
+        if holder and pid and holder != pid and self._versions_of_one_record(holder, pid):
+            return without_doi(data)
+        _refuse_doi_held(doi, holder, pid=pid)
+        return data
+
+    def _versions_of_one_record(self, pid: str, other: str) -> bool:
+        try:
+            parents = {
+                str(self.service.record_cls.pid.resolve(value).parent.id) for value in (pid, other)
+            }
+        except _GONE:
+            return False
+        return len(parents) == 1
 
     def _include_in_community(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
         community = self.options.community
@@ -373,17 +429,6 @@ class DraftsServiceTarget(TargetAdapter):
             )
 
 
-def doi_holders(doi: str) -> sa.Select:
-    """The PIDs whose value is `doi`, case aside, oldest first (the models' DOI_HOLDER_INDEX
-    answers it without reading every DOI of the site)."""
-    pid = PersistentIdentifier
-    return (
-        sa.select(pid)
-        .where(pid.pid_type == "doi", sa.func.lower(pid.pid_value) == doi.lower())
-        .order_by(pid.created)
-    )
-
-
 def _is_rdm_service(service: Any) -> bool:
     try:
         from invenio_rdm_records.services import RDMRecordService
@@ -402,24 +447,3 @@ def _why_deleted(record: Any) -> str:
     tombstone = getattr(record, "tombstone", None)
     note = getattr(tombstone, "note", None)
     return f" (tombstone note: {note})" if note else ""
-
-
-def _refuse_doi_held(doi: str | None, holder: str | None, *, pid: str | None) -> None:
-    """DoiConflict when `holder`, a record other than `pid`, holds `doi`."""
-    if holder is None or holder == pid:
-        return
-    hint = (
-        " Set the harvester's doi_conflicts to take-over to let it update that record."
-        if pid is None
-        else ""
-    )
-    raise DoiConflict(
-        f"DOI {doi} is already held by local record {holder}; the harvested record was "
-        f"not written and {holder} was left as it is.{hint}"
-    )
-
-
-def _doi_of(data: dict[str, Any]) -> str | None:
-    """The DOI that the data gives the record as its pid, if any."""
-    doi = ((data.get("pids") or {}).get("doi") or {}).get("identifier")
-    return (str(doi).strip() or None) if doi else None

@@ -1,7 +1,8 @@
 """What a harvester says about writing into its target, as the engine reads it.
 
 Decision owned here: the choices an operator has (which adapter, who owns the records, which
-community they join, and the policies for local drafts, invalid drafts and DOI conflicts),
+community they join, the policies for local drafts, invalid drafts and DOI conflicts, and
+what becomes of a record's files),
 their names as stored and typed, and their defaults. Plain values: no Flask, no database,
 no invenio-rdm-records, so that services, the CLI and the admin panel can offer them.
 """
@@ -55,6 +56,59 @@ class DoiConflictPolicy(StrEnum):
     """The holder becomes this harvester's record and is updated from the source."""
 
 
+class FilesMode(StrEnum):
+    """What becomes of the files a source record names (its file references)."""
+
+    NONE = "none"
+    """Metadata only: the files are not looked at."""
+    LINK = "link"
+    """The file URLs are kept on the record as links; nothing is downloaded."""
+    COPY = "copy"
+    """The bytes are fetched into the site's files storage; the record is published with them."""
+
+
+class FilesFailurePolicy(StrEnum):
+    """What happens to a record one of whose files could not be fetched."""
+
+    METADATA_ONLY = "metadata-only"
+    """Published without the files it could not get, with a warning naming each and why."""
+    FAIL = "fail"
+    """The record fails (and is retried like any failed record); nothing is written."""
+
+
+class FilesChangePolicy(StrEnum):
+    """How a record whose files changed at the source is written again."""
+
+    NEW_VERSION = "new-version"
+    """A new version of the record, with unchanged files carried over (not downloaded again);
+    the tracking row follows the newest version."""
+    REPLACE = "replace"
+    """The files of the published record are replaced in place, where the site allows it."""
+
+
+@dataclass(frozen=True)
+class FilesOptions:
+    """How one harvester treats the files of its records."""
+
+    mode: FilesMode = FilesMode.NONE
+    failure: FilesFailurePolicy = FilesFailurePolicy.METADATA_ONLY
+    changes: FilesChangePolicy = FilesChangePolicy.NEW_VERSION
+    max_size: int = 10 * 1024**3
+    """Bytes a file may have."""
+    max_files: int = 100
+    """Files a record may have; the rest are left with a warning."""
+    max_run_bytes: int | None = None
+    """Bytes one run may fetch (None: no limit); later files wait for the next run."""
+    hosts: tuple[str, ...] = ()
+    """Hosts files may come from besides the provider's own (``*.example.org``: its subdomains)."""
+    restricted: bool = False
+    """Fetch the files the source marks restricted too (they are stored restricted)."""
+
+    @property
+    def fetches(self) -> bool:
+        return self.mode is FilesMode.COPY
+
+
 @dataclass(frozen=True)
 class TargetOptions:
     """How one harvester writes into its target."""
@@ -69,10 +123,12 @@ class TargetOptions:
     local_drafts: LocalDraftPolicy = LocalDraftPolicy.HARVEST_WINS
     invalid_drafts: InvalidDraftPolicy = InvalidDraftPolicy.DISCARD
     doi_conflicts: DoiConflictPolicy = DoiConflictPolicy.FAIL
+    files: FilesOptions = field(default_factory=FilesOptions)
 
     @classmethod
-    def of(cls, harvester: Any) -> TargetOptions:
-        """The options stored on a harvester (any object with the model's attributes)."""
+    def of(cls, harvester: Any, files_defaults: Mapping[str, Any] | None = None) -> TargetOptions:
+        """The options stored on a harvester (any object with the model's attributes);
+        `files_defaults`: the site's limits for files (see :func:`files_options_of`)."""
         return cls(
             adapter=AdapterKind(getattr(harvester, "target_adapter", None) or AdapterKind.AUTO),
             owner=getattr(harvester, "owner", None),
@@ -87,7 +143,43 @@ class TargetOptions:
             doi_conflicts=DoiConflictPolicy(
                 getattr(harvester, "doi_conflicts", None) or DoiConflictPolicy.FAIL
             ),
+            files=files_options_of(harvester, files_defaults),
         )
+
+
+def files_defaults(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The site's limits for files (OAI_HARVESTER_FILES_MAX_SIZE and the like)."""
+    return {
+        "max_size": config.get("OAI_HARVESTER_FILES_MAX_SIZE", FilesOptions.max_size),
+        "max_files": config.get("OAI_HARVESTER_FILES_MAX_PER_RECORD", FilesOptions.max_files),
+        "max_run_bytes": config.get("OAI_HARVESTER_FILES_MAX_RUN_BYTES"),
+    }
+
+
+def files_options_of(harvester: Any, defaults: Mapping[str, Any] | None = None) -> FilesOptions:
+    """The files options stored on a harvester; what it leaves empty comes from `defaults`
+    (``max_size``, ``max_files``, ``max_run_bytes``: the site's configuration)."""
+    defaults = defaults or {}
+    base = FilesOptions()
+
+    def stored_or_default(name: str) -> Any:
+        value = getattr(harvester, f"files_{name}", None)
+        return value if value is not None else defaults.get(name, getattr(base, name))
+
+    return FilesOptions(
+        mode=FilesMode(getattr(harvester, "files", None) or FilesMode.NONE),
+        failure=FilesFailurePolicy(
+            getattr(harvester, "files_failure", None) or FilesFailurePolicy.METADATA_ONLY
+        ),
+        changes=FilesChangePolicy(
+            getattr(harvester, "files_changes", None) or FilesChangePolicy.NEW_VERSION
+        ),
+        max_size=int(stored_or_default("max_size")),
+        max_files=int(defaults.get("max_files", base.max_files)),
+        max_run_bytes=defaults.get("max_run_bytes", base.max_run_bytes),
+        hosts=tuple(getattr(harvester, "files_hosts", None) or ()),
+        restricted=bool(getattr(harvester, "files_restricted", None) or False),
+    )
 
 
 POLICY_FIELDS: dict[str, type[StrEnum]] = {
@@ -95,5 +187,8 @@ POLICY_FIELDS: dict[str, type[StrEnum]] = {
     "local_drafts": LocalDraftPolicy,
     "invalid_drafts": InvalidDraftPolicy,
     "doi_conflicts": DoiConflictPolicy,
+    "files": FilesMode,
+    "files_failure": FilesFailurePolicy,
+    "files_changes": FilesChangePolicy,
 }
 """The harvester fields that hold a policy, and their choices."""
