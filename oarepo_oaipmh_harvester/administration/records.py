@@ -65,6 +65,7 @@ class HarvestedRecordListView(HarvestedRecordAdminMixin, AdminResourceListView):
         ("datestamp", _("Datestamp"), 2),
         ("state", _("At the source"), 1),
         ("errors_summary", _("Errors"), 2),
+        ("files_summary", _("Files"), 1),
         ("local_pid", _("Local record"), 2),
         ("harvested_at", _("Harvested"), 2),
     )
@@ -106,6 +107,7 @@ class HarvestedRecordDetailView(HarvestedRecordAdminMixin, AdminResourceDetailVi
         ("datestamp", _("Datestamp")),
         ("state", _("At the source")),
         ("errors_summary", _("Errors")),
+        ("files_text", _("Files")),
         ("local_pid", _("Local record")),
         ("harvested_at", _("Harvested")),
         ("run_id", _("Run")),

@@ -283,7 +283,8 @@ def purge_harvester(harvester_id: str, forget: bool, confirm: str | None) -> Non
 @with_appcontext
 def records(harvester_id: str, as_json: bool, errors_only: bool, with_warnings: bool) -> None:
     """List the records a harvester tracks: identifier, datestamp, local record or state,
-    errors, and the number of warnings with the first (--json: all of them).
+    errors, its files with their status, and the number of warnings with the first (--json:
+    all of them, and each file's size, checksum and error).
 
     \b
     Example:
@@ -303,6 +304,7 @@ def records(harvester_id: str, as_json: bool, errors_only: bool, with_warnings: 
             "local_pid": row.local_pid,
             "errors": row.errors or [],
             "warnings": row.warnings or [],
+            "files": row.files or [],
             "harvested_at": row.harvested_at.isoformat() if row.harvested_at else None,
         }
         for row in rows
@@ -316,8 +318,16 @@ def records(harvester_id: str, as_json: bool, errors_only: bool, with_warnings: 
         # A row of a record never fetched has no datestamp.
         click.echo(
             f"{item['oai_identifier']}\t{item['datestamp'] or '-'}\t{state}{errors}"
-            f"{_warnings_in_brief(item['warnings'])}"
+            f"{_files_in_brief(item['files'])}{_warnings_in_brief(item['warnings'])}"
         )
+
+
+def _files_in_brief(files: list[dict]) -> str:
+    """A row's files in a listing: each name with its status (``--json``: sizes, checksums,
+    errors)."""
+    if not files:
+        return ""
+    return "\tfiles: " + ", ".join(f"{f.get('key')} {f.get('status')}" for f in files)
 
 
 def _warnings_in_brief(warnings: list[str]) -> str:

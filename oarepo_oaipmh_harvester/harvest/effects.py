@@ -41,6 +41,7 @@ class Writes(Protocol):
     def rows(self, rows: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]: ...
     def examined(self, count: int = 1) -> None: ...
     def note(self, identifier: str, action: str, **details: Any) -> None: ...
+    def note_files(self, identifier: str, files: list[dict[str, Any]]) -> None: ...
     def image_before(self, target: TargetAdapter, pid: str | None) -> dict[str, Any] | None: ...
 
     def end_batch(
@@ -85,6 +86,9 @@ class KeptWrites:
 
     def examined(self, count: int = 1) -> None:
         """A record was looked at (only a dry run counts them against its limit)."""
+
+    def note_files(self, identifier: str, files: list[dict[str, Any]]) -> None:
+        """What a record's write did to its files (only a dry run reports it)."""
 
     def note(self, identifier: str, action: str, **details: Any) -> None:
         """What a record's write did (only a dry run reports it)."""
@@ -167,6 +171,9 @@ class DryRun:
 
     def note(self, identifier: str, action: str, **details: Any) -> None:
         self.report.note(identifier, action, **details)
+
+    def note_files(self, identifier: str, files: list[dict[str, Any]]) -> None:
+        self.report.note_files(identifier, files)
 
     def image_before(self, target: TargetAdapter, pid: str | None) -> dict[str, Any] | None:
         return target.read(pid) if pid else None

@@ -57,6 +57,17 @@ class PreviewReport:
             entry["errors"] = errors
         self.entries.append(entry)
 
+    def note_files(self, identifier: str, files: list[dict[str, Any]]) -> None:
+        """The files of the record noted last under `identifier`: each one's key, status
+        (unchanged, to fetch, skipped, linked) and why where it is not fetched."""
+        for entry in reversed(self.entries):
+            if entry["identifier"] == identifier:
+                entry["files"] = [
+                    {k: f.get(k) for k in ("key", "url", "status", "error") if f.get(k)}
+                    for f in files
+                ]
+                return
+
     def as_dict(self, counts: Any) -> dict[str, Any]:
         """The report as the REST API, the command line (``--json``) and the panel show it."""
         return {

@@ -307,7 +307,11 @@ class RecordWriter:
                 row["transformed"] = data
                 before = self.writes.image_before(self.target, local_pid)
                 # Fetched (and verified) before anything is written: a failure leaves nothing.
-                self.target.stage_files(transform_files(self.transformer), row["files"])
+                self.target.stage_files(
+                    transform_files(self.transformer),
+                    row["files"],
+                    dry_run=self.writes.is_dry_run,
+                )
                 with db.session.begin_nested():
                     try:
                         row["local_pid"], created = self.target.upsert(
@@ -358,6 +362,8 @@ class RecordWriter:
     ) -> None:
         """The files the write left (a failed write leaves the row's files as they were)."""
         files, warnings, file_counts = self.target.take_files_report()
+        if files:
+            self.writes.note_files(row["oai_identifier"], files)
         if not written:
             return
         if files is not None or row["files"]:

@@ -30,6 +30,9 @@ class HarvestedRecordSchema(Schema):
     next_attempt_at = TZDateTime(timezone=UTC, format="iso", dump_only=True, allow_none=True)
     purged = fields.Boolean(dump_only=True)
     adopted = fields.Boolean(dump_only=True)
+    files = fields.List(fields.Dict(), dump_only=True, allow_none=True)
+    files_summary = fields.Method("_files_summary", dump_only=True)
+    files_text = fields.Method("_files_text", dump_only=True)
     original_xml = fields.String(dump_only=True, allow_none=True)
     transformed = fields.Raw(dump_only=True, allow_none=True)
 
@@ -38,6 +41,25 @@ class HarvestedRecordSchema(Schema):
         if row.deleted:
             return "deleted at the source"
         return "live, purged locally (the next harvest recreates it)" if row.purged else "live"
+
+    def _files_summary(self, row: Any) -> str:
+        """How many files, by status ("2 fetched, 1 failed"); "none" for a metadata-only row."""
+        statuses: dict[str, int] = {}
+        for state in row.files or ():
+            statuses[state.get("status", "?")] = statuses.get(state.get("status", "?"), 0) + 1
+        return ", ".join(f"{n} {status}" for status, n in statuses.items()) or "none"
+
+    def _files_text(self, row: Any) -> str:
+        """Each file: its name, size, checksum and status, and why where it failed."""
+        lines = []
+        for state in row.files or ():
+            size = f"{state['size']:,} bytes" if state.get("size") is not None else "size unknown"
+            line = f"{state.get('key')} ({size}, {state.get('checksum') or 'no checksum'}): "
+            line += state.get("status", "?")
+            if state.get("error"):
+                line += f" - {state['error']}"
+            lines.append(line)
+        return "\n".join(lines) or "none"
 
     def _errors_summary(self, row: Any) -> str:
         errors = row.errors or []
@@ -51,4 +73,4 @@ class HarvestedRecordListSchema(HarvestedRecordSchema):
     """A search hit: without the bulky XML and transformed data (read the record for those)."""
 
     class Meta:
-        exclude = ("original_xml", "transformed")
+        exclude = ("original_xml", "transformed", "files", "files_text")

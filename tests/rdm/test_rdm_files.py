@@ -18,15 +18,16 @@ from oarepo_oaipmh_harvester.testing.corpus import Corpus
 from oarepo_oaipmh_harvester.testing.corpus_openaire import OPENAIRE_PREFIX, openaire_document
 from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider, served_document_key
 
+from . import test_openaire_to_rdm as openaire_module
 from .conftest import RDM_TARGET
 from .helpers import harvest_again, tracking
-from .test_openaire_to_rdm import (  # noqa: F401 - the OpenAIRE module's app and vocabularies
-    TRANSFORMER,
-    app_config,
-    custom_fields,
-    openaire_vocabularies,
-    rdm_openaire,
-)
+
+# The OpenAIRE module's app (its custom fields) and vocabularies.
+TRANSFORMER = openaire_module.TRANSFORMER
+app_config = openaire_module.app_config
+openaire_vocabularies = openaire_module.openaire_vocabularies
+rdm_openaire = openaire_module.rdm_openaire
+custom_fields = openaire_module.custom_fields
 
 PDF = b"%PDF-1.4 spectral lattice models\n" * 200
 DATA = b"x,y\n1,2\n3,4\n" * 50
@@ -89,9 +90,7 @@ def files_of(service, pid: str) -> dict[str, str]:
     return {entry["key"]: entry["checksum"] for entry in listing.get("entries") or ()}
 
 
-def test_copy_publishes_the_source_files_and_a_rerun_downloads_nothing(
-    rdm_openaire, repository
-):
+def test_copy_publishes_the_source_files_and_a_rerun_downloads_nothing(rdm_openaire, repository):
     pdf = repository.provider.serve_file("1/article.pdf", PDF)
     data = repository.provider.serve_file("1/table.csv", DATA)
     identifier = repository.publish("1", [(pdf, OPEN), (data, OPEN)])
@@ -268,3 +267,55 @@ def test_link_keeps_the_urls_and_downloads_nothing(rdm_openaire, repository):
         r for r in related if r["identifier"] == pdf
     ).items()
     assert [(f["key"], f["status"]) for f in row.files] == [("article.pdf", "linked")]
+
+
+def test_a_dry_run_names_the_file_changes_and_downloads_nothing(rdm_openaire, repository):
+    from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
+
+    provider = repository.provider
+    pdf = provider.serve_file("8/article.pdf", PDF)
+    data = provider.serve_file("8/table.csv", DATA)
+    identifier = repository.publish("8", [(pdf, OPEN)])
+    harvester(repository, files="copy")
+    run_harvest("test")
+    first = tracking()[identifier].local_pid
+    repository.corpus.advance_clock(hours=1)
+    repository.publish("8", [(pdf, OPEN), (data, OPEN)], update=True)
+    repository.corpus.advance_clock(hours=1)
+    requests_before = len(provider.file_requests)
+
+    report = current_harvest_runs_service.preview(system_identity, "test", {})
+
+    assert report["counts"]["updated"] == 1, report
+    entry = next(e for e in report["entries"] if e["identifier"] == identifier)
+    assert [(f["key"], f["status"]) for f in entry["files"]] == [
+        ("article.pdf", "to fetch"),  # no checksum nor size: only the real run asks the server
+        ("table.csv", "to fetch"),
+    ]
+    assert len(provider.file_requests) == requests_before
+    assert tracking()[identifier].local_pid == first
+    assert files_of(rdm_openaire, first) == {"article.pdf": md5(PDF)}
+
+
+def test_the_tracking_row_lists_its_files_over_rest_and_on_the_command_line(
+    app, rdm_openaire, repository
+):
+    from oarepo_oaipmh_harvester.cli import oai
+
+    provider = repository.provider
+    pdf = provider.serve_file("9/article.pdf", PDF)
+    gone = provider.file_url("9/gone.pdf")
+    identifier = repository.publish("9", [(pdf, OPEN), (gone, OPEN)])
+    harvester(repository, files="copy")
+    run_harvest("test")
+
+    from oarepo_oaipmh_harvester.services.record_schemas import HarvestedRecordSchema
+
+    dumped = HarvestedRecordSchema().dump(tracking()[identifier])
+    assert dumped["files_summary"] == "1 fetched, 1 failed"
+    lines = dumped["files_text"].splitlines()
+    assert lines[0] == f"article.pdf ({len(PDF):,} bytes, {md5(PDF)}): fetched"
+    assert lines[1].startswith("gone.pdf (size unknown, no checksum): failed - File gone.pdf")
+    result = app.test_cli_runner().invoke(oai, ["records", "test"])
+    assert result.exit_code == 0, result.output
+    assert "files: article.pdf fetched, gone.pdf failed" in result.output

@@ -71,9 +71,12 @@ class TargetAdapter(abc.ABC):
         return data
 
     # Hooks, deliberately not abstract: only a target that keeps files stages them.
-    def stage_files(self, references: Sequence[Any], previous: Sequence[dict] | None) -> None:  # noqa: B027
+    def stage_files(  # noqa: B027
+        self, references: Sequence[Any], previous: Sequence[dict] | None, *, dry_run: bool = False
+    ) -> None:
         """Take the files of the record written next (`previous`: what its tracking row
-        kept of them), fetched where the harvester copies files, before anything is written."""
+        kept of them), fetched where the harvester copies files, before anything is written
+        (`dry_run`: named, not fetched)."""
 
     def take_files_report(self) -> tuple[list[dict] | None, list[str], dict[str, int]]:
         """(the tracking row's files, warnings, counts of fetched/bytes/unchanged/failed) of the

@@ -54,3 +54,14 @@ def without_doi(data: dict[str, Any]) -> dict[str, Any]:
     """`data` without the DOI it gives the record (its other pids kept)."""
     pids = {scheme: pid for scheme, pid in (data.get("pids") or {}).items() if scheme != "doi"}
     return {**data, "pids": pids}
+
+
+def versions_of_one_record(service: Any, pid: str, other: str) -> bool:
+    """Whether the published records `pid` and `other` are versions of one record."""
+    from invenio_pidstore.errors import PIDDeletedError, PIDDoesNotExistError
+
+    try:
+        parents = {str(service.record_cls.pid.resolve(value).parent.id) for value in (pid, other)}
+    except (PIDDoesNotExistError, PIDDeletedError):
+        return False
+    return len(parents) == 1

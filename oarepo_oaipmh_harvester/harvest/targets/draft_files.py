@@ -35,23 +35,30 @@ class DraftFiles:
         self.references: list[FileReference] = []
         self.plan: FilesPlan | None = None
         self.notices: list[str] = []
+        self.dry_run = False
+        """A preview: files are named, not fetched, and the record keeps the files it has."""
 
     @property
     def active(self) -> bool:
         return self.options.mode is not FilesMode.NONE
 
     def stage(
-        self, references: Sequence[FileReference], previous: Sequence[dict[str, Any]] | None
+        self,
+        references: Sequence[FileReference],
+        previous: Sequence[dict[str, Any]] | None,
+        *,
+        dry_run: bool = False,
     ) -> None:
         """Take the next record's files (fetched now, before any draft is touched)."""
         self.close()
+        self.dry_run = dry_run
         self.references = list(references)
         if self.options.mode is FilesMode.COPY and self.record_files is not None:
-            self.plan = self.record_files.stage(self.references, previous)
+            self.plan = self.record_files.stage(self.references, previous, fetch=not dry_run)
 
     @property
     def changed(self) -> bool:
-        return self.plan is not None and self.plan.changed
+        return self.plan is not None and self.plan.changed and not self.dry_run
 
     def prepared(self, data: dict[str, Any]) -> dict[str, Any]:
         """The record's data as it holds its files."""
@@ -59,7 +66,7 @@ class DraftFiles:
             return with_file_links(data, self.references)
         if self.plan is None:
             return data
-        holds = bool(self.plan.kept or self.plan.to_attach)
+        holds = bool(self.plan.kept or (self.plan.to_attach and not self.dry_run))
         data = {**data, "files": {**(data.get("files") or {}), "enabled": holds}}
         if holds and self.plan.restricted:
             data["access"] = {**(data.get("access") or {}), "files": "restricted"}

@@ -28,7 +28,14 @@ from ...provenance import Provenance, stamp_rdm
 from ..counts import RecordValidationError
 from ..unit_of_work import BulkIndexingUnitOfWork
 from .base import KeptWithErrors, LocalRecordMissing, TargetAdapter
-from .dois import DoiConflict, _doi_of, _refuse_doi_held, doi_holders, without_doi  # noqa: F401
+from .dois import (  # noqa: F401 (doi_holders: imported from here too)
+    DoiConflict,
+    _doi_of,
+    _refuse_doi_held,
+    doi_holders,
+    versions_of_one_record,
+    without_doi,
+)
 from .draft_files import DraftFiles
 from .files_location import files_location_named
 from .options import DoiConflictPolicy, InvalidDraftPolicy, LocalDraftPolicy
@@ -149,9 +156,11 @@ class DraftsServiceTarget(TargetAdapter):
     def keeps_files(self) -> bool:
         return self.files is not None and self.files.active
 
-    def stage_files(self, references: Sequence[Any], previous: Sequence[dict] | None) -> None:
+    def stage_files(
+        self, references: Sequence[Any], previous: Sequence[dict] | None, *, dry_run: bool = False
+    ) -> None:
         if self.files is not None:
-            self.files.stage(references, previous)
+            self.files.stage(references, previous, dry_run=dry_run)
 
     def take_files_report(self) -> tuple[list[dict] | None, list[str], dict[str, int]]:
         if self.files is None:
@@ -366,19 +375,10 @@ class DraftsServiceTarget(TargetAdapter):
         (made for changed files) keeps the DOI, and `data` comes back without it."""
         doi = _doi_of(data)
         holder = self._holder_of(doi) if doi else None
-        if holder and pid and holder != pid and self._versions_of_one_record(holder, pid):
+        if holder and pid and holder != pid and versions_of_one_record(self.service, holder, pid):
             return without_doi(data)
         _refuse_doi_held(doi, holder, pid=pid)
         return data
-
-    def _versions_of_one_record(self, pid: str, other: str) -> bool:
-        try:
-            parents = {
-                str(self.service.record_cls.pid.resolve(value).parent.id) for value in (pid, other)
-            }
-        except _GONE:
-            return False
-        return len(parents) == 1
 
     def _include_in_community(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
         community = self.options.community

@@ -124,10 +124,15 @@ class RecordFiles:
         self.run_bytes = run_bytes or RunBytes(None)
 
     def stage(
-        self, references: Sequence[FileReference], previous: Sequence[dict[str, Any]] | None
+        self,
+        references: Sequence[FileReference],
+        previous: Sequence[dict[str, Any]] | None,
+        *,
+        fetch: bool = True,
     ) -> FilesPlan:
         """Decide and fetch (into temporary files) what a write needs; raises
-        FilesNotFetched when the failure policy fails the record."""
+        FilesNotFetched when the failure policy fails the record. Without `fetch` (a dry
+        run) the files that would be fetched are only named ("to fetch")."""
         plan = FilesPlan()
         held = {state["key"]: state for state in previous or () if state.get("status") in KEPT}
         wanted = list(references)[: self.options.max_files]
@@ -138,7 +143,9 @@ class RecordFiles:
             )
         try:
             for reference in wanted:
-                plan.files.append(self._stage_one(reference, held.get(reference.name), plan))
+                plan.files.append(
+                    self._stage_one(reference, held.get(reference.name), plan, fetch=fetch)
+                )
         except BaseException:
             plan.close()
             raise
@@ -159,7 +166,7 @@ class RecordFiles:
         return plan
 
     def _stage_one(
-        self, reference: FileReference, held: dict[str, Any] | None, plan: FilesPlan
+        self, reference: FileReference, held: dict[str, Any] | None, plan: FilesPlan, *, fetch: bool
     ) -> StagedFile:
         state = _state_of(reference)
         if reference.access is FileAccess.METADATA_ONLY or (
@@ -175,6 +182,9 @@ class RecordFiles:
             return StagedFile(reference, state)
         if held is not None and _unchanged_by_source(reference, held):
             return StagedFile(reference, {**held, "status": "unchanged", "error": None})
+        if not fetch:
+            state["status"] = "to fetch"
+            return StagedFile(reference, state)
         if not self.run_bytes.take(reference.size):
             state["status"] = "failed"
             state["error"] = (
