@@ -150,6 +150,8 @@ def test_a_catalogued_book_is_published_with_every_value(rdm_marc, transformer):
         "773 'Journal of Lattices': the site has no journal:journal custom field; kept its "
         "ISSN as a related identifier (ispublishedin) (title 'Journal of Lattices', issn "
         "'1234-5679', volume '5', issue '2', pages '33-45').",
+        "856 $y 'Full text': a link's text has no RDM field; dropped.",
+        "856 $3 'TOC': a link's text has no RDM field; dropped.",
         "020 $q: no RDM field is mapped; dropped.",
         "245 $c: no RDM field is mapped; dropped.",
     ]

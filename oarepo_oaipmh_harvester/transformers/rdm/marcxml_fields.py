@@ -22,7 +22,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from .helpers import EUREPO_ACCESS, doi_of, eurepo_term, is_web_url, pid_doi, valid_for
-from .marcxml_files import CHECKSUM, file_of
+from .marcxml_files import CHECKSUM, FILE_NAME, file_of
 from .marcxml_read import clean, first, raw, values
 
 if TYPE_CHECKING:
@@ -324,6 +324,12 @@ def links(transformer: MARCXMLRDMTransformer, marc: MARC, data: dict[str, Any]) 
         notes = raw(field, "z")
         checksum = next((n for n in notes if CHECKSUM.match(n)), None)
         is_file = bool(checksum or first(field, "s"))
+        for code in ("y", "3", "z"):
+            for text in raw(field, code):
+                if text != checksum and not FILE_NAME.match(text):
+                    transformer.warn(
+                        f"856 ${code} {text!r}: a link's text has no RDM field; dropped."
+                    )
         for url in raw(field, "u"):
             if not is_web_url(url):
                 transformer.warn(f"856 $u {url!r}: not a URL; dropped.")

@@ -3,8 +3,8 @@
 Decision owned here: which 856 links are files - one with a size (``$s``) or a checksum
 (``$z`` ``md5:…``, as InvenioRDM's serializer writes its files' 8564), else, unless its URL is
 a landing page (a DOI, handle, URN or ARK resolver, a web page), one whose second indicator is
-0 (the resource itself) or whose URL ends in a file name (``report.pdf``,
-``.../files/<key>/content``); a related resource (second indicator 2) is never one - and what
+0 (the resource itself), whose ``$f`` (electronic name) is a file name or whose URL ends in
+one (``report.pdf``, ``.../files/<key>/content``); a related resource (second indicator 2) is never one - and what
 the reference takes from the field: ``$u`` the URL, ``$f``/``$y``/``$z`` the name where one
 is a file name, ``$s`` the size, ``$z`` the checksum, ``$q`` the MIME type, and the access of
 the record's files (506, 540, 542, an embargo end in 260/269).
@@ -51,7 +51,8 @@ def is_file(field: pymarc.Field, url: str, size: str, checksum: str | None) -> b
     indicator = field.indicator2.strip()
     if indicator == "2" or is_landing_page(url):
         return False
-    return indicator == "0" or bool(FILE_NAME.match(url_file_name(url)))
+    named = any(FILE_NAME.match(v) for v in raw(field, "f"))  # $f: the file's name
+    return indicator == "0" or named or bool(FILE_NAME.match(url_file_name(url)))
 
 
 def file_access(access: dict[str, Any]) -> tuple[FileAccess, str | None]:

@@ -178,7 +178,7 @@ HANDLED: dict[str, str] = {
     "710": "ab0146eu",
     "711": "a0146eu",
     "773": "acginopqtvwxy",
-    "856": "aqsuyz3",
+    "856": "afqsuyz3",
     "880": "6ab",
     "909": "op",
     "980": "ab",
