@@ -66,7 +66,10 @@ class DraftFiles:
             return with_file_links(data, self.references)
         if self.plan is None:
             return data
-        holds = bool(self.plan.kept or (self.plan.to_attach and not self.dry_run))
+        if self.dry_run:  # nothing is attached: the record keeps what it holds
+            holds = bool(self.plan.kept or self.plan.held_before)
+        else:
+            holds = bool(self.plan.kept or self.plan.to_attach)
         data = {**data, "files": {**(data.get("files") or {}), "enabled": holds}}
         if holds and self.plan.restricted:
             data["access"] = {**(data.get("access") or {}), "files": "restricted"}

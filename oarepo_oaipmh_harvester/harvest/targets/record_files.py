@@ -61,6 +61,8 @@ class FilesPlan:
     removed: list[str] = field(default_factory=list)
     """Keys the local record holds that the source no longer names."""
     warnings: list[str] = field(default_factory=list)
+    held_before: bool = False
+    """The local record held files before this write."""
     restricted: bool = False
     """A file fetched is restricted at the source: the record's files are stored restricted."""
     _closing: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
@@ -135,6 +137,7 @@ class RecordFiles:
         run) the files that would be fetched are only named ("to fetch")."""
         plan = FilesPlan()
         held = {state["key"]: state for state in previous or () if state.get("status") in KEPT}
+        plan.held_before = bool(held)
         wanted = list(references)[: self.options.max_files]
         for left_out in list(references)[self.options.max_files :]:
             plan.warnings.append(
