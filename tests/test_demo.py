@@ -56,3 +56,18 @@ def test_demo_harvest_of_each_richer_format_into_invenio_rdm(prefix, transformer
     assert "created 12, updated 0, deleted 0, unchanged 0, failed 0" in output
     assert "Deleted at the provider: 3; tombstones: 3" in output
     assert "The local service is in step with the provider." in output
+
+
+def test_demo_harvest_with_files_copies_each_record_s_file_into_invenio_rdm():
+    """``./run.sh demo --rdm --files copy``: every record's PDF, fetched from the provider into
+    InvenioRDM's storage; the edited records' files are unchanged and not fetched again."""
+    pytest.importorskip("invenio_rdm_records")
+    result = run_demo("--rdm", "--files", "copy", "--records", "12")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    output = result.stdout
+    assert "--files copy" in output
+    assert "created 12, updated 0, deleted 0, unchanged 0, failed 0; files fetched 12" in output
+    assert "created 2, updated 4, deleted 3, unchanged 0, failed 0; files fetched 2" in output
+    assert "unchanged 4, failed 0" in output
+    assert "Records holding their file: 11 of 11" in output
+    assert "The local service is in step with the provider." in output

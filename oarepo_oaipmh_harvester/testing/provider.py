@@ -227,6 +227,8 @@ class OAIPMHProvider:
         """Paths answered with a redirect to another URL."""
         self.file_drip: dict[str, float] = {}
         """Paths whose bytes trickle out, one a this many seconds (a slow server)."""
+        self.file_maker: Callable[[str], bytes | None] | None = None
+        """Makes the bytes of a path not in `files` (None: 404), for corpora of any size."""
         self.file_requests: list[tuple[str, dict[str, str], int]] = []
         """(path, headers, status answered) of every file request received, in order."""
 
@@ -312,6 +314,8 @@ class OAIPMHProvider:
         if path in self.file_redirects:
             return 302, {"Location": self.file_redirects[path]}, b""
         content = self.files.get(path)
+        if content is None and self.file_maker is not None:
+            content = self.file_maker(path)
         if content is None:
             return 404, {"Content-Type": "text/plain"}, b"Not found\n"
         etag = '"' + hashlib.md5(content).hexdigest() + '"'  # noqa: S324 - an ETag, not security

@@ -4,6 +4,7 @@
     python -m oaiharvest_test_support.demo --rdm [--records 40]
     python -m oaiharvest_test_support.demo --rdm --prefix lido [--records 40]
     python -m oaiharvest_test_support.demo --rdm --prefix marcxml|oai_openaire [--records 40]
+    python -m oaiharvest_test_support.demo --rdm --files copy|link [--prefix oai_openaire]
 
 It boots a real Invenio API application, registers a harvester with the same command an
 operator types (`invenio oai harvester create`), runs a first full harvest, changes records
@@ -17,7 +18,10 @@ one as an RDM tombstone. RDM publishes a few records a second, hence the smaller
 With ``--prefix lido`` the provider serves its records as LIDO museum objects and the
 transformer is ``lido_rdm``; with ``--prefix marcxml`` as MARC 21 bibliographic records
 (``marcxml_rdm``), with ``--prefix oai_openaire`` as OpenAIRE v4 literature records
-(``oai_openaire_rdm``).
+(``oai_openaire_rdm``). With ``--files copy`` (or ``link``) every OpenAIRE or MARC record
+names a PDF the provider serves (its ``oaire:file``, its 856): the harvester fetches them
+into InvenioRDM's storage, and the demo checks each published record holds its file, byte
+for byte.
 """
 
 from __future__ import annotations
@@ -101,9 +105,15 @@ RDM_TRANSFORMERS = {
 }
 
 
-def served_formats(prefix: str) -> dict:
+def demo_file(number: str) -> bytes:
+    """The PDF of demo record `number` (different for every record)."""
+    return b"%PDF-1.4\n% demo record " + number.encode() + b"\n" + b"0" * 4096
+
+
+def served_formats(prefix: str, file_url=None) -> dict:
     """The provider's renderer of `prefix` from each record's number and title (LIDO and
-    oai_dc it renders itself)."""
+    oai_dc it renders itself); `file_url(number)`: the URL of each record's file (none: the
+    renderers' own example URLs)."""
     from oarepo_oaipmh_harvester.testing.provider import ServedFormat
 
     def number(record) -> str:
@@ -119,7 +129,13 @@ def served_formats(prefix: str) -> dict:
             openaire_document,
         )
 
-        render = lambda record: openaire_document(number(record), title=title(record))  # noqa: E731
+        def render(record) -> str:
+            files = None
+            if file_url is not None:
+                url = file_url(number(record))
+                files = ((url, "application/pdf", "fulltext", "c_abf2"),)
+            return openaire_document(number(record), title=title(record), files=files)
+
         return {prefix: ServedFormat(OPENAIRE_SCHEMA, OPENAIRE_NS, render)}
     if prefix == "marcxml":
         from oarepo_oaipmh_harvester.testing.corpus_marc import MARC_NS, marcxml_document
@@ -133,6 +149,9 @@ def served_formats(prefix: str) -> dict:
                 ("264", " 1", [("a", "Prague :"), ("b", "Example Press,"), ("c", "2023.")]),
                 ("520", "3 ", [("a", f"Record {number(record)} of the demo provider.")]),
             ]
+            if file_url is not None:
+                link = [("u", file_url(number(record))), ("q", "application/pdf")]
+                fields.append(("856", "40", link))
             return marcxml_document(fields, collection=False)
 
         schema = "http://www.loc.gov/standards/marcxml/schema/MARC21slim.xsd"
@@ -172,6 +191,38 @@ def count_rdm_records() -> dict[str, int]:
     return {"live": counts["published"], "tombstones": counts["tombstones"]}
 
 
+def files_in_step(mode: str, provider, corpus) -> bool:
+    """Whether every published record holds a file of the provider's, byte for byte (copy), or
+    names its URL with nothing downloaded (link)."""
+    import hashlib
+
+    from invenio_access.permissions import system_identity
+    from invenio_rdm_records.proxies import current_rdm_records_service as service
+    from invenio_rdm_records.records.api import RDMRecord
+    from invenio_search.proxies import current_search
+
+    current_search.flush_and_refresh(RDMRecord.index._name)
+    served = {
+        "md5:" + hashlib.md5(demo_file(identifier.rsplit(":", 1)[-1])).hexdigest()  # noqa: S324
+        for identifier in corpus.live_identifiers()
+    }
+    hits = list(service.scan(system_identity))
+    right = 0
+    for hit in hits:
+        if mode == "link":
+            urls = [r["identifier"] for r in hit["metadata"].get("related_identifiers", [])]
+            right += any(url.endswith("/article.pdf") for url in urls)
+            continue
+        listing = service.files.list_files(system_identity, hit["id"]).to_dict()
+        checksums = [entry["checksum"] for entry in listing.get("entries") or ()]
+        right += len(checksums) == 1 and checksums[0] in served
+    downloads = sum(1 for _, _, status in provider.file_requests if status == 200)
+    _print(f"Records holding their file: {right} of {len(hits)}; files downloaded: {downloads}")
+    if mode == "link":
+        return right == len(hits) and downloads == 0
+    return right == len(hits) and downloads >= len(hits)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rdm", action="store_true", help="harvest into InvenioRDM's service")
@@ -183,7 +234,20 @@ def main(argv: list[str] | None = None) -> int:
         default="oai_dc",
         help="the metadata format to harvest (all but oai_dc with --rdm)",
     )
+    parser.add_argument(
+        "--files",
+        choices=("none", "link", "copy"),
+        default="none",
+        help="the records' files (with --rdm; default prefix then oai_openaire)",
+    )
     options = parser.parse_args(argv)
+    if options.files != "none":
+        if not options.rdm:
+            parser.error(f"--files {options.files} harvests into InvenioRDM: add --rdm")
+        if options.prefix == "oai_dc":
+            options.prefix = "oai_openaire"
+        if options.prefix not in ("oai_openaire", "marcxml"):
+            parser.error("--files: the demo's oai_openaire and marcxml records name files")
     if options.prefix in RDM_FORMATS and not options.rdm:
         parser.error(f"--prefix {options.prefix} harvests into InvenioRDM: add --rdm")
     records = options.records or (40 if options.rdm else 3000)
@@ -211,13 +275,19 @@ def main(argv: list[str] | None = None) -> int:
     search = OsmemServer.start(freeze=False, japanese=False)
     corpus = Corpus.generate(records, start=datetime(2023, 1, 1, tzinfo=UTC))
     corpus.set_clock(datetime(2024, 1, 1, tzinfo=UTC))
+    started: list = []  # the provider, once it serves (its files' URLs name its port)
+    file_url = None
+    if options.files != "none":
+        file_url = lambda number: started[0].file_url(f"{number}/article.pdf")  # noqa: E731
     try:
         with OAIPMHProvider(
             corpus,
             page_size=page_size,
             metadata_prefixes=("oai_dc", options.prefix),
-            formats=served_formats(options.prefix),
+            formats=served_formats(options.prefix, file_url),
         ) as provider:
+            started.append(provider)
+            provider.file_maker = lambda path: demo_file(path.split("/")[2])
             app = build_app(workdir, search.url, rdm=options.rdm)
             with app.app_context():
                 db.create_all()
@@ -241,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
                 ]  # fmt: skip
                 if transformer:
                     create += ["--transformer", transformer]
+                if options.files != "none":
+                    create += ["--files", options.files]
                 run_cli(app, *create)
                 first = run_cli(app, "harvest", "demo")
                 _print(f"first full harvest: {records / first:.1f} records/s\n")
@@ -261,6 +333,9 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 if local["live"] != expected or local.get("tombstones", deletions) != deletions:
                     _print("MISMATCH: the local service is not in step with the provider")
+                    return 1
+                if options.files != "none" and not files_in_step(options.files, provider, corpus):
+                    _print("MISMATCH: the records' files are not the provider's")
                     return 1
                 _print("The local service is in step with the provider.")
     finally:
