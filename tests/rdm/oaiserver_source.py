@@ -217,9 +217,16 @@ class OAIServerSource:
         return "\n".join(text[-lines:])
 
     # -- what the tests do at the source ------------------------------------------------------
-    def publish(self, data: Mapping[str, Any]) -> dict[str, Any]:
-        """Create and publish a record; returns ``id``, ``oai``, ``updated``, ``record``."""
-        return self.call("publish", data=dict(data))
+    def publish(
+        self, data: Mapping[str, Any], files: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """Create and publish a record (with `files`, key -> text, uploaded); returns ``id``,
+        ``oai``, ``updated``, ``record``."""
+        return self.call("publish", data=dict(data), files=dict(files or {}))
+
+    def new_version(self, pid: str, files: Mapping[str, str]) -> dict[str, Any]:
+        """A new version of `pid`, its files carried over and `files` (key -> text) put in."""
+        return self.call("new_version", pid=pid, files=dict(files))
 
     def edit(self, pid: str, metadata: Mapping[str, Any]) -> dict[str, Any]:
         """A new revision: edit, the metadata keys in `metadata` replaced, publish."""
@@ -343,6 +350,9 @@ def source_config(settings: Mapping[str, Any]) -> dict[str, Any]:
             "WTF_CSRF_ENABLED": False,
             "DEBUG_TB_ENABLED": False,
             "THEME_SITENAME": "oaiserver source",
+            # Its own address: the MARCXML serializer's file links (8564 $u) must reach it.
+            "SITE_UI_URL": settings["ui_url"],
+            "SITE_API_URL": settings["ui_url"] + "/api",
             # invenio-app-rdm's OAI server configuration
             "OAISERVER_REPOSITORY_NAME": "InvenioRDM source of the harvester tests",
             "OAISERVER_ID_PREFIX": SOURCE_ID_PREFIX,
@@ -533,14 +543,58 @@ class _Source:
             "record": data,
         }
 
-    def do_publish(self, data: dict[str, Any]) -> dict[str, Any]:
+    def do_publish(
+        self, data: dict[str, Any], files: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         from invenio_access.permissions import system_identity
         from invenio_rdm_records.proxies import current_rdm_records_service as service
 
+        if files:
+            data = {**data, "files": {"enabled": True}}
         draft = service.create(system_identity, data)
         if draft.errors:
             service.delete_draft(system_identity, draft.id)
             raise ValueError(f"draft errors: {draft.errors}")
+        self._put_files(draft.id, files or {})
+        record = service.publish(system_identity, draft.id)
+        self._refresh()
+        return self._summary(record)
+
+    def _put_files(self, draft_id: str, files: dict[str, str]) -> None:
+        """Upload `files` (key -> text) into a draft, as a depositor does."""
+        import io
+
+        from invenio_access.permissions import system_identity
+        from invenio_rdm_records.proxies import current_rdm_records_service as service
+
+        if not files:
+            return
+        service.draft_files.init_files(system_identity, draft_id, [{"key": k} for k in files])
+        for key, text in files.items():
+            content = text.encode("utf-8")
+            service.draft_files.set_file_content(
+                system_identity, draft_id, key, io.BytesIO(content), len(content)
+            )
+            service.draft_files.commit_file(system_identity, draft_id, key)
+
+    def do_new_version(self, pid: str, files: dict[str, str]) -> dict[str, Any]:
+        """A new version of `pid` with its files imported, `files` (key -> text) put in
+        (replacing those of the same key), published."""
+        from invenio_access.permissions import system_identity
+        from invenio_rdm_records.proxies import current_rdm_records_service as service
+
+        draft = service.new_version(system_identity, pid)
+        service.import_files(system_identity, draft.id)
+        listing = service.draft_files.list_files(system_identity, draft.id).to_dict()
+        for entry in listing.get("entries") or ():
+            if entry["key"] in files:
+                service.draft_files.delete_file(system_identity, draft.id, entry["key"])
+        self._put_files(draft.id, files)
+        # RDM leaves a new version's publication date empty: the depositor gives it again.
+        data = service.read_draft(system_identity, draft.id).to_dict()
+        published = service.read(system_identity, pid).to_dict()["metadata"]["publication_date"]
+        data["metadata"]["publication_date"] = published
+        service.update_draft(system_identity, draft.id, data)
         record = service.publish(system_identity, draft.id)
         self._refresh()
         return self._summary(record)
@@ -658,8 +712,13 @@ def _serve(settings: dict[str, Any]) -> None:
     def reply(message: dict[str, Any]) -> None:
         channel.write(json.dumps(message, default=str) + "\n")
 
-    source = _Source(settings)
-    server = make_server("127.0.0.1", 0, source.app, threaded=True)
+    # The server (its port) first: the app's links name its address.
+    booted: list[Any] = []
+    server = make_server(
+        "127.0.0.1", 0, lambda environ, respond: booted[0].app(environ, respond), threaded=True
+    )
+    source = _Source({**settings, "ui_url": f"http://127.0.0.1:{server.server_port}"})
+    booted.append(source)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     reply(
         {

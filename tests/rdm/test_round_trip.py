@@ -459,3 +459,55 @@ def test_round_trip(rdm, oai_source: OAIServerSource, trip: RoundTrip):
     assert differences(restored["record"], back, trip.equal) == {}
     row = tracking()[gone_source["oai"]]
     assert not row.deleted and row.local_pid == gone_pid
+
+
+# -- with files --------------------------------------------------------------------------------
+def files_of(rdm, pid: str) -> dict[str, str]:
+    listing = rdm.files.list_files(system_identity, pid).to_dict()
+    return {entry["key"]: entry["checksum"] for entry in listing.get("entries") or ()}
+
+
+def test_round_trip_of_records_with_files(rdm, oai_source: OAIServerSource):
+    """Records with files in the source RDM, served as ``marcxml`` (8564: file URL, size, MD5)
+    by its invenio-oaiserver, harvested with files copy: the target's records hold the same
+    files (checksums); a run with nothing changed downloads nothing; a new version at the
+    source with one file changed arrives with both files right."""
+    article = record(SOURCE_RECORDS[0]["metadata"])
+    with_files = oai_source.publish(
+        article, files={"paper.pdf": "%PDF spectral lattice\n" * 50, "data.csv": "x,y\n1,2\n"}
+    )
+    plain = oai_source.publish(record(SOURCE_RECORDS[2]["metadata"]))
+    wait_for_the_next_second(with_files, plain)
+    make_harvester(
+        oai_source.base_url,
+        metadata_prefix="marcxml",
+        target=RDM_TARGET,
+        transformer="marcxml_rdm",
+        files="copy",
+    )
+
+    first = run_harvest("test")
+
+    assert first.succeeded and first.counts.created == 2, first.message()
+    assert first.counts.files["fetched"] == 2 and first.counts.files["failed"] == 0
+    source_files = {
+        key: entry["checksum"] for key, entry in with_files["record"]["files"]["entries"].items()
+    }
+    row = tracking()[with_files["oai"]]
+    assert files_of(rdm, row.local_pid) == source_files
+    assert [f["status"] for f in row.files] == ["fetched", "fetched"]
+    assert files_of(rdm, tracking()[plain["oai"]].local_pid) == {}
+
+    again = run_harvest("test")
+    assert again.succeeded and again.counts.files.get("fetched", 0) == 0
+
+    version = oai_source.new_version(with_files["id"], {"paper.pdf": "%PDF revised\n" * 50})
+    wait_for_the_next_second(version)
+    changed = run_harvest("test")
+
+    assert changed.succeeded and changed.counts.created == 1, changed.message()
+    new_row = tracking()[version["oai"]]
+    expected = {key: e["checksum"] for key, e in version["record"]["files"]["entries"].items()}
+    assert expected["data.csv"] == source_files["data.csv"]
+    assert expected["paper.pdf"] != source_files["paper.pdf"]
+    assert files_of(rdm, new_row.local_pid) == expected

@@ -144,11 +144,23 @@ def _placeholder(**kwargs: Any) -> str:
     return ""
 
 
+def _file_download(pid_value: str, filename: str) -> Any:
+    """A published record's file, as invenio-app-rdm's record_file_download sends it: read
+    through the files service as the visitor (a restricted file is refused), streamed."""
+    from flask import g
+    from invenio_rdm_records.proxies import current_rdm_records_service as service
+
+    item = service.files.get_file_content(g.identity, pid_value, filename)
+    return item.send_file(as_attachment=True)
+
+
 def create_records_ui_blueprint(app: Flask) -> Blueprint:
-    """Stand-ins for the UI endpoints of invenio-app-rdm (which the harvester does not need)."""
+    """Stand-ins for the UI endpoints of invenio-app-rdm (which the harvester does not need,
+    but for a file's download, which a harvest of another site's files fetches)."""
     blueprint = Blueprint("invenio_app_rdm_records", __name__)
     for rule, endpoint in UI_ENDPOINTS:
-        blueprint.add_url_rule(rule, endpoint, _placeholder)
+        view = _file_download if endpoint == "record_file_download" else _placeholder
+        blueprint.add_url_rule(rule, endpoint, view)
     return blueprint
 
 
