@@ -169,6 +169,7 @@ class Repairer:
                     original_xml=record.xml,
                     harvested_at=now,
                     adopted=known["adopted"],
+                    files=known["files"],  # what the record holds: unchanged, not fetched again
                 )
                 try:
                     data = writer.transform(record)

@@ -157,6 +157,7 @@ class TrackingStore:
             _TABLE.c.purged,
             _TABLE.c.deleted,
             _TABLE.c.run_id,
+            _TABLE.c.files,
         ).where(
             self._mine,
             _TABLE.c.deleted.is_(False),

@@ -319,3 +319,23 @@ def test_the_tracking_row_lists_its_files_over_rest_and_on_the_command_line(
     result = app.test_cli_runner().invoke(oai, ["records", "test"])
     assert result.exit_code == 0, result.output
     assert "files: article.pdf fetched, gone.pdf failed" in result.output
+
+
+def test_a_rewrite_from_the_stored_xml_downloads_nothing_that_did_not_change(
+    rdm_openaire, repository
+):
+    pdf = repository.provider.serve_file("10/article.pdf", PDF)
+    identifier = repository.publish("10", [(pdf, OPEN)])
+    harvester(repository, files="copy")
+    run_harvest("test")
+    first = tracking()[identifier].local_pid
+    downloads = len(repository.downloads())
+
+    summary = run_harvest("test", rewrite=True)
+
+    assert summary.counts.failed == 0, summary.message()
+    assert len(repository.downloads()) == downloads
+    row = tracking()[identifier]
+    assert row.local_pid == first
+    assert [(f["key"], f["status"]) for f in row.files] == [("article.pdf", "unchanged")]
+    assert files_of(rdm_openaire, first) == {"article.pdf": md5(PDF)}
