@@ -511,3 +511,81 @@ def test_round_trip_of_records_with_files(rdm, oai_source: OAIServerSource):
     assert expected["data.csv"] == source_files["data.csv"]
     assert expected["paper.pdf"] != source_files["paper.pdf"]
     assert files_of(rdm, new_row.local_pid) == expected
+
+
+def test_a_changed_file_of_a_record_with_a_doi_makes_a_version_without_it(rdm):
+    """External DOIs on (as in a site that takes harvested DOIs): a record whose file changes at
+    the source gets a new version, which RDM cannot give the same DOI; the DOI stays with the
+    version that holds it, the new version says so, and later harvests update the new version."""
+    import hashlib
+
+    from oarepo_oaipmh_harvester.testing.corpus import Corpus
+    from oarepo_oaipmh_harvester.testing.corpus_marc import marcxml_document
+    from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider, served_document_key
+
+    def document(url: str, content: bytes, title: str) -> str:
+        return marcxml_document(
+            [
+                ("001", "77"),
+                ("008", "230101s2023    xx            000 0 eng d"),
+                ("024", "7 ", [("a", "10.1234/files.77"), ("2", "doi")]),
+                ("100", "1 ", [("a", "Novák, Jan,"), ("e", "author.")]),
+                ("245", "10", [("a", title)]),
+                ("264", " 1", [("a", "Prague :"), ("b", "Example Press,"), ("c", "2023.")]),
+                ("856", "40", [("u", url), ("s", str(len(content))),
+                               ("z", "md5:" + hashlib.md5(content).hexdigest())]),  # noqa: S324
+            ],
+            collection=False,
+        )  # fmt: skip
+
+    first_pdf, second_pdf = b"%PDF first\n" * 100, b"%PDF second\n" * 100
+    corpus = Corpus()
+    with OAIPMHProvider(corpus, metadata_prefixes=("marcxml",)) as provider:
+        url = provider.serve_file("77/paper.pdf", first_pdf)
+        key = served_document_key("marcxml")
+        corpus.add("oai:x:77", {"title": ["77"], key: [document(url, first_pdf, "Lattices")]})
+        make_harvester(
+            provider.base_url,
+            metadata_prefix="marcxml",
+            target=RDM_TARGET,
+            transformer="marcxml_rdm",
+            files="copy",
+        )
+        assert run_harvest("test").counts.created == 1
+        first = tracking()["oai:x:77"].local_pid
+        assert rdm.read(system_identity, first).to_dict()["pids"]["doi"]["identifier"] == (
+            "10.1234/files.77"
+        )
+
+        corpus.advance_clock(hours=1)
+        provider.serve_file("77/paper.pdf", second_pdf)
+        corpus.update("oai:x:77", {"title": ["77"], key: [document(url, second_pdf, "Lattices")]})
+        changed = run_harvest("test")
+
+        assert (changed.counts.updated, changed.counts.failed) == (1, 0), changed.message()
+        row = tracking()["oai:x:77"]
+        assert row.local_pid != first
+        newest = rdm.read(system_identity, row.local_pid).to_dict()
+        assert "doi" not in newest["pids"]
+        assert newest["versions"]["index"] == 2
+        assert rdm.read(system_identity, first).to_dict()["pids"]["doi"]["identifier"] == (
+            "10.1234/files.77"
+        )
+        assert any("keeps DOI 10.1234/files.77" in w for w in row.warnings)
+        listing = rdm.files.list_files(system_identity, row.local_pid).to_dict()
+        assert [e["checksum"] for e in listing["entries"]] == [
+            "md5:" + hashlib.md5(second_pdf).hexdigest()  # noqa: S324
+        ]
+
+        # The metadata changes again: the new version is updated in place, its DOI-less state
+        # no conflict with the first version's DOI.
+        corpus.advance_clock(hours=1)
+        corpus.update(
+            "oai:x:77", {"title": ["77"], key: [document(url, second_pdf, "Lattices II")]}
+        )
+        again = run_harvest("test")
+        assert (again.counts.updated, again.counts.failed) == (1, 0), again.message()
+        assert tracking()["oai:x:77"].local_pid == row.local_pid
+        assert rdm.read(system_identity, row.local_pid).to_dict()["metadata"]["title"] == (
+            "Lattices II"
+        )
