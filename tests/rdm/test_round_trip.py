@@ -589,3 +589,56 @@ def test_a_changed_file_of_a_record_with_a_doi_makes_a_version_without_it(rdm):
         assert rdm.read(system_identity, row.local_pid).to_dict()["metadata"]["title"] == (
             "Lattices II"
         )
+
+
+def test_a_file_whose_checksum_differs_from_the_source_s_is_never_stored(rdm):
+    """The source's 856 says one MD5, the server sends other bytes: the record fails (files
+    failure fail) naming the checksum, and nothing of it is stored; with metadata-only it is
+    published without that file."""
+    from oarepo_oaipmh_harvester.proxies import current_harvester_service
+    from oarepo_oaipmh_harvester.testing.corpus import Corpus
+    from oarepo_oaipmh_harvester.testing.corpus_marc import marcxml_document
+    from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider, served_document_key
+
+    corpus = Corpus()
+    with OAIPMHProvider(corpus, metadata_prefixes=("marcxml",)) as provider:
+        url = provider.serve_file("78/paper.pdf", b"%PDF tampered\n" * 10)
+        wrong = "md5:" + "0" * 32
+        document = marcxml_document(
+            [
+                ("001", "78"),
+                ("008", "230101s2023    xx            000 0 eng d"),
+                ("100", "1 ", [("a", "Novák, Jan,"), ("e", "author.")]),
+                ("245", "10", [("a", "Tampered")]),
+                ("264", " 1", [("a", "Prague :"), ("b", "Example Press,"), ("c", "2023.")]),
+                ("856", "40", [("u", url), ("z", wrong)]),
+            ],
+            collection=False,
+        )
+        corpus.add("oai:x:78", {"title": ["78"], served_document_key("marcxml"): [document]})
+        make_harvester(
+            provider.base_url,
+            metadata_prefix="marcxml",
+            target=RDM_TARGET,
+            transformer="marcxml_rdm",
+            files="copy",
+            files_failure="fail",
+        )
+
+        failed = run_harvest("test")
+
+        assert (failed.counts.created, failed.counts.failed) == (0, 1)
+        row = tracking()["oai:x:78"]
+        assert row.local_pid is None
+        assert "paper.pdf" in row.errors[0] and "checksum" in row.errors[0].lower()
+        assert rdm.search(system_identity).total == 0
+        assert rdm.search_drafts(system_identity).total == 0
+
+        current_harvester_service.update(
+            system_identity, "test", {"files_failure": "metadata-only"}, check=False
+        )
+        published = run_harvest("test", force=True)
+        assert (published.counts.created, published.counts.failed) == (1, 0)
+        row = tracking()["oai:x:78"]
+        assert rdm.read(system_identity, row.local_pid).to_dict()["files"]["enabled"] is False
+        assert row.files[0]["status"] == "failed"
