@@ -29,10 +29,12 @@ class OARepoOAIHarvester:
         self.init_services(app)
         self.init_resources(app)
         from .reports import connect_reports
+        from .run_messages import keep_run_messages_short
         from .services.jobs import show_next_runs_on_the_jobs_page
 
         connect_reports()
         show_next_runs_on_the_jobs_page()
+        keep_run_messages_short()
         app.extensions["oarepo-oaipmh-harvester"] = self
 
     def init_services(self, app: Flask) -> None:

@@ -30,6 +30,7 @@ from .harvest.fanout import WritersOfARun, write_subtask
 from .harvest.memory import worker_process_scope
 from .harvest.results import RunOutcome
 from .harvest.stopping import RunStopped, StopSignal, end_run_aborted, end_run_cancelled
+from .run_messages import HarvestFailed
 from .signals import harvest_finished
 
 log = logging.getLogger(__name__)
@@ -91,8 +92,12 @@ def harvest_oaipmh_records(
         return {"harvester_id": harvester_id, "stopped": str(stopped)}
     except Exception as error:
         db.session.rollback()
-        _announce(harvester_id, run_id, RunOutcome.FAILED, None, describe_error(error))
-        raise
+        described = describe_error(error)
+        _announce(harvester_id, run_id, RunOutcome.FAILED, None, described)
+        log.warning("Harvester %s failed: %s", harvester_id, described, exc_info=error)
+        # invenio-jobs writes the error and its traceback into the run's message; ours says
+        # what went wrong, and run_messages cuts the rest.
+        raise HarvestFailed(described) from error
     except KeyboardInterrupt as interrupted:  # a second Ctrl-C: the batch in flight goes
         db.session.rollback()
         message = str(interrupted) or (

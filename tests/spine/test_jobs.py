@@ -243,6 +243,31 @@ def test_the_run_all_job_runs_every_active_harvester_each_in_its_own_run(
     )
 
 
+def test_a_dead_endpoint_leaves_a_run_message_without_a_traceback(
+    app, db, clean_index, provider, corpus, sample_service
+):
+    """Issue 37's defect: a harvester whose endpoint is dead, under the run-all job and on its
+    own, leaves a run whose message names the failure in a sentence or two (invenio-jobs
+    appended the Python traceback to it)."""
+    make_harvester(provider.base_url, "a")
+    make_harvester("http://127.0.0.1:9/oai", "dead")  # nothing listens there
+    all_job = create_job("all", task="harvest_oaipmh_all")
+
+    run_all = start_run(all_job)
+
+    (own,) = runs_of("dead")
+    for run in (own, run_all):
+        assert "Traceback" not in run.message and 'File "' not in run.message, run.message
+    assert own.status == RunStatusEnum.FAILED
+    assert "127.0.0.1:9" in own.message and len(own.message) < 600, own.message
+    assert not own.message.startswith("HarvestFailed"), own.message
+    assert own.message.count(". ") <= 2, own.message
+
+    direct = start_run(create_job("dead"))
+    assert direct.status == RunStatusEnum.FAILED
+    assert direct.message == own.message
+
+
 def runs_of(harvester_id: str) -> list[Run]:
     from invenio_db import db
 
