@@ -186,6 +186,15 @@ OAI_HARVESTER_RECONCILE = "auto"
 """After a complete, error-free full harvest, delete local records the provider no longer lists:
 "auto" when the provider keeps no tombstones (deletedRecord `no` or `transient`), "always", "never"."""
 
+OAI_HARVESTER_DELETION_GUARD = 10.0
+"""Percent of a harvester's live records one run may delete (by tombstones or a
+reconciliation) before it holds its deletions instead (the records stay published, the run is
+partial, its watermark stays; an operator confirms or rejects them: ``invenio oai deletions``).
+A harvester's own ``deletion_guard`` overrides it; 0 turns the guard off."""
+
+OAI_HARVESTER_DELETION_GUARD_MINIMUM = 20
+"""Fewer deletions than this in one run are never held, whatever their share."""
+
 OAI_HARVESTER_RECONCILE_MAX_SHARE = 0.2
 """Reconciliation refuses (and reports) when it would delete more than this share of records."""
 

@@ -67,6 +67,9 @@ class OAIHarvester(db.Model, db.Timestamp):
     files_max_size = db.Column(db.BigInteger, nullable=True)
     files_hosts = db.Column(JSONType, nullable=True)
     files_restricted = db.Column(db.Boolean, nullable=False, default=False)
+    # Percent of the live records one run may delete before its deletions are held
+    # (harvest/deletion_guard.py); 0: no guard; None: OAI_HARVESTER_DELETION_GUARD.
+    deletion_guard = db.Column(db.Float, nullable=True)
     # A paused harvester is left out of the run-all job (its own job still runs if asked).
     active = db.Column(db.Boolean, nullable=False, default=True)
     # HTTP Basic credentials and request headers for the provider, encrypted with a key
@@ -108,6 +111,9 @@ class OAIHarvestedRecord(db.Model):
     # The record's files as the last write left them: one object a file (key, url, size,
     # checksum, etag, last_modified, status, error); None: the harvester keeps no files.
     files = db.Column(JSONType, nullable=True)
+    # A deletion that waits (harvest/deletion_guard.py): "pending" (within a run), "held" (for
+    # an operator to confirm or reject), "rejected" (dropped); None: none.
+    held_deletion = db.Column(db.String(16), nullable=True)
 
     # local_pid alone: an index led by harvester_id tempts the planner, before the table has
     # statistics, to scan a harvester's whole range for each batch's identifier look-up.

@@ -358,6 +358,15 @@ FORM_FIELDS = {
             "Fetch the files the source marks restricted too; they are stored restricted."
         ),
     },
+    "deletion_guard": {
+        "order": 9.77,
+        "text": _("Deletion guard (percent)"),
+        "description": _(
+            "A run that would delete more than this share of the live records (and at least "
+            "OAI_HARVESTER_DELETION_GUARD_MINIMUM) holds its deletions for you to confirm or "
+            "reject; 0 turns the guard off. Empty: OAI_HARVESTER_DELETION_GUARD."
+        ),
+    },
     "set_communities": {
         "order": 9.25,
         "text": _("Communities of sets"),

@@ -6,7 +6,7 @@ starts harvests, repairs and previews in this process and lists what a harvester
 
 from __future__ import annotations
 
-from . import harvesters, runs  # noqa: F401 - the commands register themselves
+from . import deletions, harvesters, runs  # noqa: F401 - the commands register themselves
 from .groups import oai
 
 __all__ = ["oai"]

@@ -19,7 +19,7 @@ HARVESTER_FIELDS = (
     "batch_size", "request_delay", "harvest_managers", "owner", "community", "target_adapter",
     "local_drafts", "invalid_drafts", "doi_conflicts", "set_communities", "missing_creator",
     "missing_creator_text", "metadata_prefix_choice", "files", "files_failure", "files_changes",
-    "files_max_size", "files_hosts", "files_restricted", "files_text", "active", "credentials", "watermark", "created", "updated",
+    "files_max_size", "files_hosts", "files_restricted", "files_text", "deletion_guard", "active", "credentials", "watermark", "created", "updated",
 )  # fmt: skip
 
 
@@ -107,6 +107,14 @@ def _harvester_options(required: bool):
                 "--files-restricted/--no-files-restricted",
                 default=None,
                 help="Fetch the files the source marks restricted too (stored restricted).",
+            ),
+            click.option(
+                "--deletion-guard",
+                type=float,
+                metavar="PERCENT",
+                help="Hold a run's deletions when they are more than PERCENT of the live "
+                "records (and at least OAI_HARVESTER_DELETION_GUARD_MINIMUM); 0 turns the guard "
+                "off; default: OAI_HARVESTER_DELETION_GUARD.",
             ),
             click.option(
                 "--active/--paused",

@@ -24,6 +24,7 @@ from ..protocol.client import OAIClient
 from ..protocol.credentials import ProviderCredentials
 from ..protocol.records import OAIRecord
 from ..provenance import Provenance, getrecord_url
+from .deletion_guard import DeletionGuard
 from .effects import DryRun, KeptWrites, Writes
 from .fanout import BatchDispatcher, Enqueue, WritersOfARun
 from .files_fetching import record_files_for
@@ -162,7 +163,7 @@ def make_writer(
             getrecord_url=getrecord_url(base_url, prefix, record.identifier or ""),
         )
 
-    return RecordWriter(
+    writer = RecordWriter(
         harvester_id=harvester.id,
         target=adapter_for(
             current_service_registry.get(harvester.target),
@@ -181,6 +182,17 @@ def make_writer(
         retry_backoff=settings.retry_backoff,
         writes=writes,
         provenance_of=provenance_of,
+    )
+    writer.deletion_guard = deletion_guard_of(harvester, current_app.config)
+    return writer
+
+
+def deletion_guard_of(harvester: Any, config: Any) -> DeletionGuard:
+    """The harvester's mass-deletion guard (its own share, else the site's)."""
+    own = getattr(harvester, "deletion_guard", None)
+    return DeletionGuard(
+        percent=float(own if own is not None else config["OAI_HARVESTER_DELETION_GUARD"]),
+        minimum=int(config["OAI_HARVESTER_DELETION_GUARD_MINIMUM"]),
     )
 
 

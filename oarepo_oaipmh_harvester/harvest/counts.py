@@ -83,6 +83,8 @@ class WriteCounts:
     """Written records whose search document could not be sent (repaired by the next run)."""
     reindexed: int = 0
     """Records sent to the search index again by a reindexing run (arrived or not)."""
+    held: int = 0
+    """Deletions held back by the mass-deletion guard (the records stay published)."""
     files: dict[str, int] = field(default_factory=dict)
     """Files fetched, bytes fetched, unchanged and failed (harvesters that copy files)."""
     failures: list[tuple[str, str]] = field(default_factory=list)
@@ -104,6 +106,7 @@ class WriteCounts:
         self.failed += other.failed
         self.not_indexed += other.not_indexed
         self.reindexed += other.reindexed
+        self.held += other.held
         self.count_files(other.files)
         room = MAX_KEPT_FAILURES - len(self.failures)
         self.failures.extend(other.failures[: max(room, 0)])
@@ -160,6 +163,8 @@ class WriteCounts:
             text += f", not indexed {self.not_indexed}"
         if self.reindexed:
             text += f", reindexed {self.reindexed}"
+        if self.held:
+            text += f", deletions held {self.held}"
         if any(self.files.values()):
             files = self.files
             text += (
@@ -206,6 +211,7 @@ class WriteCounts:
             "failed": self.failed,
             "not_indexed": self.not_indexed,
             "reindexed": self.reindexed,
+            "held": self.held,
             "files": dict(self.files),
             "failures": [list(failure) for failure in self.failures],
             "reasons": [[g.reason, g.count, g.examples] for g in self.reasons.values()],
@@ -229,6 +235,7 @@ class WriteCounts:
             failed=int(data.get("failed", 0)),
             not_indexed=int(data.get("not_indexed", 0)),
             reindexed=int(data.get("reindexed", 0)),
+            held=int(data.get("held", 0)),
             files={str(k): int(v) for k, v in (data.get("files") or {}).items()},
             failures=[(str(i), str(e)) for i, e in data.get("failures", [])][:MAX_KEPT_FAILURES],
             notices=[(str(i), str(n)) for i, n in data.get("notices", [])][:MAX_KEPT_FAILURES],

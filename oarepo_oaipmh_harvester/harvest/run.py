@@ -27,6 +27,7 @@ from ..protocol.client import OAIClient
 from ..protocol.errors import IdDoesNotExist, OAITransportError
 from ..protocol.records import OAIRecord
 from .counts import WriteCounts, describe_error
+from .deletion_guard import HELD, PENDING, HeldDeletions
 from .fanout import BatchDispatcher
 from .ledger import RunLedger
 from .lock import RunLock
@@ -206,6 +207,7 @@ class HarvestRun:
                 self.writes.predict_reconciliation(self.writer.tracking)
             return
         self.bounds.stop_if_asked(summary.counts.total)  # a stop after the last batch too
+        self._settle_deletions(summary)
         if summary.succeeded and is_full and wants_reconcile:
             self.lock.verify()
             self._reconcile(summary)
@@ -288,7 +290,45 @@ class HarvestRun:
         )
 
     # -- reconciliation and retries --------------------------------------------------------
+    def _settle_deletions(self, summary: HarvestSummary) -> None:
+        """The tombstones this run (or a run that died) left waiting: applied, or held when
+        they are too many (:mod:`.deletion_guard`)."""
+        guard = self.writer.deletion_guard
+        if guard is None or not guard.active:
+            return
+        waiting = HeldDeletions(self.harvester_id)
+        pending = waiting.count(PENDING)
+        if not pending:
+            return
+        live = waiting.live()
+        if guard.holds(pending, live):
+            waiting.move(PENDING, HELD)
+            db.session.commit()
+            summary.counts.held += pending
+            summary.problems.append(
+                guard.why(pending, live, self.harvester_id, "deleted at the source")
+            )
+            return
+        summary.counts.add(
+            waiting.apply(
+                PENDING,
+                self.writer.target,
+                batch_size=self.batch_size,
+                run_id=self.writer.run_id,
+                on_commit=self.ledger.on_commit(summary),
+            )
+        )
+
     def _reconcile(self, summary: HarvestSummary) -> None:
+        guard = self.writer.deletion_guard
+        if guard is not None and guard.active:
+            unseen, live = self.writer.tracking.count_unseen()
+            if guard.holds(unseen, live):
+                summary.counts.held += self.writer.tracking.hold_unseen()
+                summary.problems.append(
+                    guard.why(unseen, live, self.harvester_id, "no longer listed")
+                )
+                return
         reconciler = Reconciler(
             self.writer.tracking,
             self.writer.target,

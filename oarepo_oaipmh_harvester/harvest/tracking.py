@@ -65,6 +65,7 @@ class TrackingStore:
             _TABLE.c.purged,
             _TABLE.c.adopted,
             _TABLE.c.files,
+            _TABLE.c.held_deletion,
         ]
         if with_data:
             columns.append(_TABLE.c.transformed)
@@ -79,17 +80,40 @@ class TrackingStore:
         count = sa.func.count()
         total = db.session.execute(sa.select(count).select_from(_TABLE).where(live)).scalar()
         missing = db.session.execute(
-            sa.select(count).select_from(_TABLE).where(live, self._not_seen)
+            sa.select(count)
+            .select_from(_TABLE)
+            .where(live, self._not_seen, _TABLE.c.held_deletion.is_(None))
         ).scalar()
         return missing or 0, total or 0
 
+    def hold_unseen(self) -> int:
+        """Hold the deletion of every live row this run did not see (the deletion guard)."""
+        result = db.session.execute(
+            sa.update(_TABLE)
+            .where(
+                self._mine,
+                _TABLE.c.deleted.is_(False),
+                self._not_seen,
+                _TABLE.c.held_deletion.is_(None),
+            )
+            .values(held_deletion="held")
+        )
+        db.session.commit()
+        return result.rowcount or 0
+
     def unseen(self, limit: int) -> list[tuple[str, str | None]]:
-        """(identifier, local pid) of up to `limit` live rows this run did not see."""
+        """(identifier, local pid) of up to `limit` live rows this run did not see (but those
+        whose deletion an operator held or dropped: :mod:`.deletion_guard`)."""
         return [
             tuple(row)
             for row in db.session.execute(
                 sa.select(_TABLE.c.oai_identifier, _TABLE.c.local_pid)
-                .where(self._mine, _TABLE.c.deleted.is_(False), self._not_seen)
+                .where(
+                    self._mine,
+                    _TABLE.c.deleted.is_(False),
+                    self._not_seen,
+                    _TABLE.c.held_deletion.is_(None),
+                )
                 .order_by(_TABLE.c.oai_identifier)
                 .limit(limit)
             )
@@ -238,6 +262,7 @@ class TrackingStore:
             "purged": False,
             "adopted": False,
             "files": None,
+            "held_deletion": None,
         }
         row.update(values)
         return row
@@ -255,11 +280,12 @@ class TrackingStore:
                 insert.on_conflict_do_update(index_elements=_KEY, set_=updated_columns)
             )
         if seen and self.run_id is not None:
-            # Remember that this run saw them (reconciliation needs it), nothing else.
+            # Remember that this run saw them (reconciliation needs it); a deletion held or
+            # dropped because the provider had stopped listing them is moot.
             db.session.execute(
                 sa.update(_TABLE)
                 .where(self._mine, _TABLE.c.oai_identifier.in_(list(seen)))
-                .values(run_id=self.run_id)
+                .values(run_id=self.run_id, held_deletion=None)
             )
 
     def update(self, identifier: str, **values: Any) -> None:

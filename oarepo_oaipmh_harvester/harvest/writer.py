@@ -23,6 +23,7 @@ from ..transformers import Transformer, with_transform_warnings
 from ..transformers.files import transform_files
 from .changes import admissible, latest_of_each, needing_write, retry_delay
 from .counts import RecordValidationError, WriteCounts, describe_error
+from .deletion_guard import PENDING, REJECTED, DeletionGuard
 from .diffs import target_changes
 from .effects import CommitHook, KeptWrites, Writes
 from .memory import collect_written_batch
@@ -64,6 +65,9 @@ class RecordWriter:
         """Write records the provider did not change too (an operator's ``--force``)."""
         self.provenance_of = provenance_of
         """What a written record says of its source (None: nothing)."""
+        self.deletion_guard: DeletionGuard | None = None
+        """Tombstones wait for the end of the run (``pending``), which applies or holds them
+        (:mod:`.deletion_guard`); None: they are applied as they come."""
 
     def transform(self, record: OAIRecord) -> dict[str, Any]:
         """The record as the target writes it: transformed, saying where it came from."""
@@ -203,6 +207,12 @@ class RecordWriter:
         live: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (row, transformed data)
         for record in records:
             known = tracked.get(record.identifier)
+            if record.deleted and self._deletion_waits(known):
+                if known["held_deletion"] == REJECTED and known["datestamp"] == record.datestamp:
+                    counts.unchanged += 1  # an operator dropped this very deletion
+                    continue
+                rows.append(self._pending_deletion(record, known, now))
+                continue
             # A local tombstone is ours to restore only where the source had deleted the
             # record; one that a curator made while the source kept it is not undone.
             restorable = bool(known and (known["deleted"] or known["purged"]))
@@ -239,6 +249,34 @@ class RecordWriter:
             for row, data in live:
                 self.write_one(uow, None, row, counts, data)
         return rows
+
+    def _deletion_waits(self, known: dict[str, Any] | None) -> bool:
+        """Whether a tombstone of this row waits for the end of the run (the guard is on,
+        and it would delete a live local record)."""
+        return bool(
+            self.deletion_guard is not None
+            and self.deletion_guard.active
+            and not self.writes.is_dry_run
+            and known
+            and known["local_pid"]
+            and not known["deleted"]
+        )
+
+    def _pending_deletion(
+        self, record: OAIRecord, known: dict[str, Any], now: datetime
+    ) -> dict[str, Any]:
+        """The row of a tombstone whose deletion waits: the local record stays live."""
+        return self.tracking.new_row(
+            record.identifier,
+            datestamp=record.datestamp,
+            local_pid=known["local_pid"],
+            original_xml=record.xml,
+            transformed=known.get("transformed"),
+            harvested_at=now,
+            adopted=bool(known["adopted"]),
+            files=known.get("files"),
+            held_deletion=PENDING,
+        )
 
     def _write_bulk(
         self,

@@ -82,6 +82,7 @@ EDITABLE_FIELDS = (
     "files_max_size",
     "files_hosts",
     "files_restricted",
+    "deletion_guard",
     "active",
 )
 
@@ -119,6 +120,7 @@ class HarvesterView:
     files_max_size: int | None
     files_hosts: list[str] | None
     files_restricted: bool
+    deletion_guard: float | None
     active: bool
     credentials: str | None
     """Sealed (encrypted): the schema shows only what is set."""

@@ -25,15 +25,13 @@ from ..arguments import PlainList
 from ..credentials import summary as credentials_summary
 from ..harvest.targets.options import (
     POLICY_FIELDS,
-    FilesMode,
     TargetOptions,
-    files_defaults,
-    files_options_of,
 )
 from ..models import OAIHarvester
 from ..proxies import current_oai_harvester
 from ..text import StorableText, echoed, field_reference
 from .fields import AuthSchema, MissingCreatorPolicy, RequestHeaders, SetCommunities
+from .files_words import files_in_words
 from .targets import writable_target_ids
 from .transformer_fit import (  # noqa: F401 (their home was here; imported from here too)
     default_transformer,
@@ -89,6 +87,7 @@ OPTIONAL_FIELDS = (
     "community",
     "missing_creator",
     "files_max_size",
+    "deletion_guard",
     *POLICY_FIELDS,
 )
 
@@ -175,6 +174,10 @@ class HarvesterSchema(Schema):
     )
     files_restricted = fields.Boolean(load_default=False)
     files_text = fields.Method("_files_text", dump_only=True)
+    # Percent of the live records one run may delete before it holds them; None: the site's.
+    deletion_guard = fields.Float(
+        load_default=None, allow_none=True, validate=validate.Range(min=0, max=100)
+    )
     # The panel's create form starts from metadata["default"] (else a checkbox starts unticked).
     active = fields.Boolean(load_default=True, metadata={"default": True})
     # The provider's credentials: written, never shown (`credentials` says what is set).
@@ -395,25 +398,6 @@ def community_problem(community: str, *, is_drafts: bool) -> str | None:
     except (PIDDoesNotExistError, NoResultFound):
         return f"No community {echoed(community)} (give its slug or id)."
     return None
-
-
-def files_in_words(harvester: Any) -> str:
-    """What a harvester does with a record's files, for pages and the CLI."""
-    options = files_options_of(harvester, files_defaults(current_app.config))
-    if options.mode is FilesMode.NONE:
-        return "none: metadata only"
-    if options.mode is FilesMode.LINK:
-        return "link: the file URLs are kept on the record, nothing is downloaded"
-    hosts = ", ".join(("the provider's host", *options.hosts))
-    restricted = (
-        "restricted files too (stored restricted)"
-        if options.restricted
-        else ("not the files the source marks restricted")
-    )
-    return (
-        f"copy: files up to {options.max_size:,} bytes from {hosts}; {restricted}; a file that "
-        f"cannot be fetched: {options.failure}; files changed at the source: {options.changes}"
-    )
 
 
 def apply_defaults(data: dict) -> dict:

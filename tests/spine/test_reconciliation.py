@@ -39,7 +39,8 @@ def test_full_harvest_deletes_what_the_provider_no_longer_lists(
 
 
 def test_safety_limit_refuses_mass_deletion(app, db, clean_index, forgetful_provider, corpus):
-    make_harvester(forgetful_provider.base_url)
+    # Without the deletion guard (which would hold these: tests/spine/test_deletion_guard.py).
+    make_harvester(forgetful_provider.base_url, deletion_guard=0)
     run_harvest("test")
     for identifier in sorted(corpus.live_identifiers())[:20]:  # 40 %, limit is 20 %
         corpus.purge(identifier)
