@@ -23,6 +23,7 @@ from ..proxies import (
     current_harvested_records_service,
     current_harvester_service,
 )
+from ..services.deletions import held_deletions
 from ..services.errors import HarvesterNotFound
 from .compat import ApiEndpointByName
 from .field_lists import field_list
@@ -166,6 +167,9 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
                 "runs": [_displayed_run(run) for run in runs["hits"]["hits"]],
                 "runs_total": runs["hits"]["total"],
                 "records_total": records.total,
+                "held_deletions": held_deletions(
+                    current_harvester_service, g.identity, harvester["id"]
+                ).held,
                 "records_with_errors": with_errors.total,
                 "error_reasons": [
                     {

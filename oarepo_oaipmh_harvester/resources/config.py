@@ -119,6 +119,9 @@ class HarvesterResourceConfig(ApiResourceConfig):
         "purge": "/<harvester_id>/purge",
         "runs": "/<harvester_id>/runs",
         "run_item": "/<harvester_id>/runs/<run_id>",
+        "deletions": "/<harvester_id>/deletions",
+        "deletions_confirm": "/<harvester_id>/deletions/confirm",
+        "deletions_reject": "/<harvester_id>/deletions/reject",
     }
     request_view_args = string_view_args("harvester_id", "run_id")
     request_search_args = SearchRequestArgsSchema

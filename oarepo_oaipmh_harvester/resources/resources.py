@@ -14,6 +14,8 @@ from invenio_records_resources.resources.records.resource import (
     request_view_args,
 )
 
+from ..services.deletions import confirm_deletions, held_deletions, reject_deletions
+
 
 class HarvesterResource(ErrorHandlersMixin, Resource):
     """``/api/oai-harvest/harvesters``: harvesters and their runs."""
@@ -36,6 +38,9 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
             route("POST", routes["purge"], self.purge),
             route("GET", routes["runs"], self.search_runs),
             route("GET", routes["run_item"], self.read_run),
+            route("GET", routes["deletions"], self.held_deletions),
+            route("POST", routes["deletions_confirm"], self.confirm_deletions),
+            route("POST", routes["deletions_reject"], self.reject_deletions),
         ]
 
     @request_search_args
@@ -136,6 +141,29 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
             resource_requestctx.view_args["run_id"],
         )
         return item.to_dict(), 200
+
+    @request_view_args
+    @response_handler()
+    def held_deletions(self) -> tuple[dict, int]:
+        """The deletions the mass-deletion guard held (up to 1,000 listed)."""
+        view = held_deletions(
+            self.service, g.identity, resource_requestctx.view_args["harvester_id"]
+        )
+        return view.as_dict(), 200
+
+    @request_view_args
+    @response_handler()
+    def confirm_deletions(self) -> tuple[dict, int]:
+        """Apply every held deletion."""
+        harvester_id = resource_requestctx.view_args["harvester_id"]
+        return confirm_deletions(self.service, g.identity, harvester_id), 200
+
+    @request_view_args
+    @response_handler()
+    def reject_deletions(self) -> tuple[dict, int]:
+        """Drop every held deletion."""
+        harvester_id = resource_requestctx.view_args["harvester_id"]
+        return reject_deletions(self.service, g.identity, harvester_id), 200
 
 
 class HarvestedRecordResource(ErrorHandlersMixin, Resource):

@@ -428,3 +428,31 @@ def test_what_the_preview_page_posts_and_the_report_it_shows(as_admin, harvester
     )
     assert res.status_code == 400
     assert res.json["errors"] == [{"field": "errors_only", "messages": ["Only with rewrite."]}]
+
+
+def test_harvester_detail_shows_held_deletions_with_their_buttons(as_admin, harvesters, corpus):
+    """The deletion guard's banner (issue 37): how many deletions wait, where to list them, and
+    the buttons that release them (their URLs the REST API's)."""
+    from factories import run_harvest
+
+    from oarepo_oaipmh_harvester.harvest.window import SinceSource
+
+    run_harvest("a")
+    assert not page(as_admin, f"{PANEL}/oai-harvesters/a").xpath(
+        '//*[@id="oai-harvester-held-deletions"]'
+    )
+    corpus.advance_clock(hours=1)
+    for identifier in sorted(corpus.live_identifiers())[:30]:
+        corpus.delete(identifier)
+    assert run_harvest("a", since_source=SinceSource.WATERMARK).counts.held == 30
+
+    tree = page(as_admin, f"{PANEL}/oai-harvesters/a")
+
+    (banner,) = tree.xpath('//*[@id="oai-harvester-held-deletions"]')
+    assert "30 deletions are held" in banner.text_content()
+    assert "invenio oai deletions a" in banner.text_content()
+    (buttons,) = banner.xpath('.//*[@id="oai-harvester-held-deletions-buttons"]')
+    api = "https://repo.example.org/api/oai-harvest/harvesters/a/deletions"
+    assert buttons.get("data-confirm-url") == f"{api}/confirm"
+    assert buttons.get("data-reject-url") == f"{api}/reject"
+    assert buttons.get("data-held") == "30"

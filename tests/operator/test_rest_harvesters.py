@@ -450,3 +450,32 @@ def test_files_options_over_rest(as_admin, users, provider):
     assert "Choose one of: none, link, copy." in field_errors(res)["files"]
     res = as_admin.post(API, json={**harvester_data("dc", provider.base_url), "files": "copy"})
     assert "needs an InvenioRDM records target" in field_errors(res)["files"]
+
+
+def test_held_deletions_over_rest(as_admin, users, provider, corpus):
+    """The deletion guard's held deletions: listed, then confirmed (issue 37); a harvest
+    manager may read them, not release them."""
+    from factories import run_harvest
+
+    from oarepo_oaipmh_harvester.harvest.window import SinceSource
+
+    as_admin.post(API, json={**harvester_data("guarded", provider.base_url), "deletion_guard": 5})
+    run_harvest("guarded")
+    res = as_admin.get(f"{API}/guarded")
+    assert res.json["deletion_guard"] == 5
+    corpus.advance_clock(hours=1)
+    gone = sorted(corpus.live_identifiers())[:25]
+    for identifier in gone:
+        corpus.delete(identifier)
+    summary = run_harvest("guarded", since_source=SinceSource.WATERMARK)
+    assert summary.counts.held == 25
+
+    listed = as_admin.get(f"{API}/guarded/deletions").json
+    assert (listed["held"], listed["rejected"]) == (25, 0)
+    assert sorted(r["oai_identifier"] for r in listed["records"]) == gone
+
+    res = as_admin.post(f"{API}/guarded/deletions/reject")
+    assert res.status_code == 200 and res.json["rejected"] == 25
+    assert as_admin.get(f"{API}/guarded/deletions").json["held"] == 0
+    res = as_admin.put(f"{API}/guarded", json={"deletion_guard": 101})
+    assert "less than or equal to 100" in field_errors(res)["deletion_guard"]

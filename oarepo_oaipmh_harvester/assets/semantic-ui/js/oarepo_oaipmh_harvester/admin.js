@@ -362,3 +362,62 @@ if (previewRoot) {
     previewRoot
   );
 }
+
+// The banner of held deletions (the mass-deletion guard) on the harvester's page: apply them
+// or keep the records, through the REST API, then the page again.
+export const HeldDeletionsButtons = ({ confirmUrl, rejectUrl, held }) => {
+  const [answer, setAnswer] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const send = async (url, describe) => {
+    setBusy(true);
+    try {
+      const response = await http.post(url);
+      setAnswer({ positive: true, text: describe(response.data) });
+      window.setTimeout(() => window.location.reload(), 1500);
+    } catch (failure) {
+      setAnswer({ positive: false, text: failure?.response?.data?.message || failure.message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const confirm = () => {
+    if (window.confirm(`Delete the ${held} local records whose deletion is held?`)) {
+      send(confirmUrl, (data) => `Deleted ${data.deleted} records; ${data.failed} failed.`);
+    }
+  };
+  const reject = () =>
+    send(rejectUrl, (data) => `Dropped ${data.rejected} held deletions; the records stay.`);
+  return (
+    <>
+      <Button negative id="oai-held-deletions-confirm" loading={busy} disabled={busy} onClick={confirm}>
+        Delete them
+      </Button>
+      <Button id="oai-held-deletions-reject" disabled={busy} onClick={reject}>
+        Keep the records
+      </Button>
+      {answer && (
+        <Message positive={answer.positive} negative={!answer.positive} id="oai-held-deletions-answer">
+          {answer.text}
+        </Message>
+      )}
+    </>
+  );
+};
+
+HeldDeletionsButtons.propTypes = {
+  confirmUrl: PropTypes.string.isRequired,
+  rejectUrl: PropTypes.string.isRequired,
+  held: PropTypes.string.isRequired,
+};
+
+const heldRoot = document.getElementById("oai-harvester-held-deletions-buttons");
+if (heldRoot) {
+  ReactDOM.render(
+    <HeldDeletionsButtons
+      confirmUrl={heldRoot.dataset.confirmUrl}
+      rejectUrl={heldRoot.dataset.rejectUrl}
+      held={heldRoot.dataset.held}
+    />,
+    heldRoot
+  );
+}
