@@ -23,7 +23,7 @@ from ..transformers import Transformer, with_transform_warnings
 from ..transformers.files import transform_files
 from .changes import admissible, latest_of_each, needing_write, retry_delay
 from .counts import RecordValidationError, WriteCounts, describe_error
-from .deletion_guard import PENDING, REJECTED, DeletionGuard
+from .deletion_guard import PENDING, REJECTED, DeletionGuard, HeldDeletions
 from .diffs import target_changes
 from .effects import CommitHook, KeptWrites, Writes
 from .memory import collect_written_batch
@@ -68,6 +68,8 @@ class RecordWriter:
         self.deletion_guard: DeletionGuard | None = None
         """Tombstones wait for the end of the run (``pending``), which applies or holds them
         (:mod:`.deletion_guard`); None: they are applied as they come."""
+        self._guarded: bool | None = None
+        """Whether the guard can hold anything here (asked once, at the first tombstone)."""
 
     def transform(self, record: OAIRecord) -> dict[str, Any]:
         """The record as the target writes it: transformed, saying where it came from."""
@@ -211,7 +213,14 @@ class RecordWriter:
                 if known["held_deletion"] == REJECTED and known["datestamp"] == record.datestamp:
                     counts.unchanged += 1  # an operator dropped this very deletion
                     continue
-                rows.append(self._pending_deletion(record, known, now))
+                # The row keeps the live record's XML and data: only its deletion waits.
+                self.tracking.update(
+                    record.identifier,
+                    held_deletion=PENDING,
+                    datestamp=record.datestamp,
+                    harvested_at=now,
+                    run_id=self.run_id,
+                )
                 continue
             # A local tombstone is ours to restore only where the source had deleted the
             # record; one that a curator made while the source kept it is not undone.
@@ -253,30 +262,21 @@ class RecordWriter:
     def _deletion_waits(self, known: dict[str, Any] | None) -> bool:
         """Whether a tombstone of this row waits for the end of the run (the guard is on,
         and it would delete a live local record)."""
-        return bool(
+        if not (
             self.deletion_guard is not None
             and self.deletion_guard.active
             and not self.writes.is_dry_run
             and known
             and known["local_pid"]
             and not known["deleted"]
-        )
-
-    def _pending_deletion(
-        self, record: OAIRecord, known: dict[str, Any], now: datetime
-    ) -> dict[str, Any]:
-        """The row of a tombstone whose deletion waits: the local record stays live."""
-        return self.tracking.new_row(
-            record.identifier,
-            datestamp=record.datestamp,
-            local_pid=known["local_pid"],
-            original_xml=record.xml,
-            transformed=known.get("transformed"),
-            harvested_at=now,
-            adopted=bool(known["adopted"]),
-            files=known.get("files"),
-            held_deletion=PENDING,
-        )
+        ):
+            return False
+        if self._guarded is None:
+            # A collection smaller than the guard's minimum can never be held: its tombstones
+            # are applied as they come, as without the guard.
+            live = HeldDeletions(self.harvester_id).live()
+            self._guarded = live >= self.deletion_guard.minimum
+        return self._guarded
 
     def _write_bulk(
         self,
