@@ -126,7 +126,8 @@ def test_the_benchmark_runs_its_files_phase(tmp_path, search_server):
         assert key in summary, key
     assert summary["plain_seconds"] > 0 and summary["copy_seconds"] > 0
     assert (summary["files"], summary["file_size"], summary["concurrency"]) == (3, 300_000, 1)
-    assert steps["plain"]["bytes"] == 3 * 300_000
+    assert steps["plain"]["bytes"] == steps["fetcher"]["bytes"] == 3 * 300_000
+    assert summary["fetcher_seconds"] > 0 and "attach_ms_per_file" in summary
     # Metadata only downloads nothing; copy downloads each file once and publishes it.
     assert (steps["none"]["downloads"], steps["copy"]["downloads"]) == (0, 3)
     for name in ("none", "copy"):

@@ -23,6 +23,7 @@ def print_files(results: dict[str, Any], out: TextIO) -> None:
     print("\n" + header + "\n" + "-" * len(header), file=out)
     rows = (
         ("plain download (requests, stream, 1 MiB chunks, 1 at a time)", "plain"),
+        ("the harvester's downloader alone (FileFetcher, 1 at a time)", "fetcher"),
         ("harvest, files copy", "copy"),
         ("harvest, files none (metadata only)", "none"),
         ("the files' part of the harvest (copy - none)", "file_part"),
@@ -41,7 +42,9 @@ def print_files(results: dict[str, Any], out: TextIO) -> None:
     ratio = summary["plain_over_file_part"]
     print(
         f"plain / (copy - none): {'-' if ratio is None else f'{ratio:.2f}'} (target at least "
-        f"0.8); copy / plain: {summary['copy_seconds'] / summary['plain_seconds']:.2f}",
+        f"0.8); copy / plain: {summary['copy_seconds'] / summary['plain_seconds']:.2f}; "
+        f"plain / FileFetcher: {summary['plain_over_fetcher']:.2f}; the files' part less the "
+        f"download (InvenioRDM's file writes): {summary['attach_ms_per_file']:.0f} ms a file",
         file=out,
     )
     big = steps["big"]

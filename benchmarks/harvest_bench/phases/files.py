@@ -14,6 +14,8 @@ Steps, each into a fresh database:
   temporary file), one after another: the concurrency the harvest has in its own process
   (a record's files are fetched in order, records one after another; the per-host limit,
   OAI_HARVESTER_FILES_PER_HOST=2, only binds Celery workers writing batches at once);
+- fetcher: the same files through the harvest's own downloader alone (`FileFetcher`: a
+  temporary file, size and MD5), one after another, nothing written into InvenioRDM;
 - none: a full harvest of the records with `files` none (metadata only);
 - copy: the same harvest with `files` copy; every copied file is then read back from
   InvenioRDM's storage and checked against the source's MD5 (not timed);
@@ -69,6 +71,11 @@ def phase_files(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]:
     plain["concurrency"] = 1
     steps["plain"] = plain
 
+    log(f"files: the harvester's downloader alone (FileFetcher), the same {len(urls)} files")
+    with worker.step({}) as fetcher:
+        fetcher.update(_fetcher_download(params["base_url"], urls))
+    steps["fetcher"] = fetcher
+
     for mode in ("none", "copy"):
         fresh_site()
         harvester_id = f"bench-files-{mode}"
@@ -107,6 +114,7 @@ def _summary(steps: dict[str, Any], files: int, size: int) -> dict[str, Any]:
     """The numbers the report and docs quote: files/s and bytes/s of the plain download and
     of the copy harvest's files part, and plain / (copy - none)."""
     plain = steps["plain"]["seconds"]
+    fetcher = steps["fetcher"]["seconds"]
     copy = steps["copy"]["seconds"]
     none = steps["none"]["seconds"]
     file_part = copy - none
@@ -126,6 +134,13 @@ def _summary(steps: dict[str, Any], files: int, size: int) -> dict[str, Any]:
         "copy_bytes_per_second": total / copy if copy > 0 else None,
         "file_part_files_per_second": files / file_part if file_part > 0 else None,
         "file_part_bytes_per_second": total / file_part if file_part > 0 else None,
+        "fetcher_seconds": fetcher,
+        "fetcher_files_per_second": files / fetcher if fetcher > 0 else None,
+        "fetcher_bytes_per_second": total / fetcher if fetcher > 0 else None,
+        "plain_over_fetcher": plain / fetcher if fetcher > 0 else None,
+        # What the files cost the harvest besides downloading them: InvenioRDM's file writes.
+        "attach_seconds": file_part - fetcher,
+        "attach_ms_per_file": (file_part - fetcher) / files * 1000 if files else None,
         "plain_over_file_part": plain / file_part if file_part > 0 else None,
         "file_part_over_plain": file_part / plain if plain > 0 else None,
         "big_file_bytes": big["file_bytes"],
@@ -204,6 +219,23 @@ def _plain_download(urls: list[str]) -> dict[str, Any]:
                 for chunk in response.iter_content(CHUNK):
                     body.write(chunk)
                     received += len(chunk)
+    return {"records": len(urls), "files": len(urls), "bytes": received}
+
+
+def _fetcher_download(base_url: str, urls: list[str]) -> dict[str, Any]:
+    """Each URL through the harvest's own downloader (`FileFetcher.download`: a temporary
+    file, the size and MD5 checked), one after another; nothing written to InvenioRDM."""
+    from oarepo_oaipmh_harvester.protocol.download_body import FileSource
+    from oarepo_oaipmh_harvester.protocol.downloads import FileFetcher
+
+    received = 0
+    fetcher = FileFetcher(base_url, max_size=2**40, forbidden_networks=())
+    try:
+        for url in urls:
+            with fetcher.download(FileSource(url)) as (fetched, _body):
+                received += fetched.size
+    finally:
+        fetcher.close()
     return {"records": len(urls), "files": len(urls), "bytes": received}
 
 
