@@ -48,9 +48,16 @@ CHUNK = 1 << 20
 
 
 def phase_files(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]:
+    worker.boot()
+    try:
+        return _measure(worker, params)
+    finally:
+        _remove_storage()
+
+
+def _measure(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]:
     from oaiharvest_test_support.rdm import MUSEUM_VOCABULARY_ENTRIES, load_vocabularies
 
-    worker.boot()
     size = params["file_size"]
     numbers = _numbers(params["base_url"])
     urls = [_file_url(params["base_url"], file_name(number, size)) for number in numbers]
@@ -58,6 +65,7 @@ def phase_files(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]:
 
     def fresh_site() -> None:
         worker.reset_storage()
+        _note_storage()
         load_vocabularies(MUSEUM_VOCABULARY_ENTRIES)
 
     fresh_site()
@@ -108,6 +116,30 @@ def phase_files(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]:
 
     steps["summary"] = _summary(steps, len(numbers), size)
     return {"steps": steps}
+
+
+# The files locations of the phase's sites (a fresh temporary directory each): removed at its
+# end, the copied files with them (more than 1 GiB a run).
+_LOCATIONS: list[str] = []
+
+
+def _note_storage() -> None:
+    from invenio_files_rest.models import Location
+
+    location = Location.get_default()
+    if location is not None:
+        _LOCATIONS.append(location.uri)
+
+
+def _remove_storage() -> None:
+    import shutil
+    from pathlib import Path
+
+    temporary = Path(tempfile.gettempdir()).resolve()
+    for uri in _LOCATIONS:
+        path = Path(uri).resolve()
+        if path.parent == temporary and path.name.startswith("rdm-files-"):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _summary(steps: dict[str, Any], files: int, size: int) -> dict[str, Any]:
