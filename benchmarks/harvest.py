@@ -7,6 +7,7 @@
                    [--worker-records 5000] [--profile DIR] [--json FILE]
                    [--compare FILE] [--rdm-records 300] [--rdm-batch-size 100]
                    [--rdm-worker-counts 1,2] [--rdm-site-records 200000]
+                   [--file-records 40] [--file-size 2097152] [--big-file-size 1073741824]
 
 One run serves N synthetic oai_dc records (`Corpus.generate(N)`) from the bundled provider
 (`OAIPMHProvider`) and measures, side by side:
@@ -37,6 +38,11 @@ One run serves N synthetic oai_dc records (`Corpus.generate(N)`) from the bundle
 - rdm_grown (by name only): the same full RDM harvest into an empty site, into a site grown in
   SQL to `--rdm-site-records` records (default 200000), and into that site with the
   `parent_id` indexes: what a record costs at the end of a 200,000-record harvest, measured.
+- files (issue 36; `harvest_bench.phases.files`): `--file-records` OpenAIRE records, each
+  naming one file of `--file-size` bytes the provider serves: a plain `requests` download of
+  the files, a harvest with `files` none and one with `files` copy into InvenioRDM (the files'
+  part: copy less none), and a harvest of one record with a file of `--big-file-size` bytes
+  while VmRSS is sampled every 50 ms.
 
 Processes: the provider runs in its own process (as a remote provider would; in the harvesting
 process it would compete for the GIL), the search server (a real OpenSearch node unless
@@ -137,6 +143,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="recorded real records of each format in the formats phase (default 100)",
     )
     parser.add_argument(
+        "--file-records",
+        type=int,
+        default=40,
+        help="records of the files phase, each with one file (default 40)",
+    )
+    parser.add_argument(
+        "--file-size",
+        type=int,
+        default=2 * 2**20,
+        help="bytes of each file of the files phase's throughput steps (default 2 MiB)",
+    )
+    parser.add_argument(
+        "--big-file-size",
+        type=int,
+        default=2**30,
+        help="bytes of the one file of the files phase's memory step (default 1 GiB)",
+    )
+    parser.add_argument(
         "--rdm-site-records",
         type=int,
         default=200_000,
@@ -235,8 +259,8 @@ def run_phases(
     server = None
     providers: list[ProviderProcess] = []
 
-    def start_provider(records: int) -> ProviderProcess:
-        provider = ProviderProcess(records, args.page_size)
+    def start_provider(records: int, file_size: int | None = None) -> ProviderProcess:
+        provider = ProviderProcess(records, args.page_size, file_size)
         providers.append(provider)
         return provider
 
@@ -346,6 +370,8 @@ def run_phases(
                 log(f"phase rdm_grown, a site of {args.rdm_site_records} records")
                 params = {**rdm_params, "site_records": args.rdm_site_records}
                 results["phases"]["rdm_grown"] = run("rdm_grown", params)
+        if "files" in phases:
+            run_files_phase(args, common, start_provider, results)
     finally:
         for provider in providers:
             provider.stop()
@@ -354,6 +380,35 @@ def run_phases(
         if not args.keep_db:
             with contextlib.suppress(Exception):
                 drop_database_if_exists(database_uri)
+
+
+def run_files_phase(
+    args: argparse.Namespace,
+    common: dict[str, Any],
+    start_provider: Any,
+    results: dict[str, Any],
+) -> None:
+    """The files phase: a provider of `--file-records` OpenAIRE records each naming a file of
+    `--file-size` bytes, another of one record with a file of `--big-file-size` bytes."""
+    log(
+        f"provider: {args.file_records} OpenAIRE records with files of {args.file_size:,} "
+        f"bytes, and one with a file of {args.big_file_size:,} bytes"
+    )
+    throughput = start_provider(args.file_records, file_size=args.file_size)
+    big = start_provider(1, file_size=args.big_file_size)
+    params = {
+        **common,
+        "rdm": True,
+        **_provider_params(throughput),
+        "big_base_url": big.base_url,
+        "records": args.file_records,
+        "batch_size": args.rdm_batch_size,
+        "access_cache": not args.rdm_without_access_cache,
+        "file_size": args.file_size,
+        "big_file_size": args.big_file_size,
+    }
+    log("phase files: a harvest's files against a plain download; a large file's memory")
+    results["phases"]["files"] = run_in_fresh_process("files", params, args.quiet_wait)
 
 
 if __name__ == "__main__":

@@ -87,3 +87,54 @@ def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
         assert grown[name]["total_entries"] == 6, name
         assert f"check rdm_grown.{name}: 7 published records, 0 open drafts" in result.stdout
     assert summary["rdm_grown_indexed_over_empty"] > 0
+
+
+def test_the_benchmark_runs_its_files_phase(tmp_path, search_server):
+    """files (issue 36) with 3 records of 300,000-byte files and one of 5,000,000 bytes: the
+    plain download, the harvests with files none and copy, the large file's VmRSS; every
+    copied file read back from InvenioRDM's storage holds the source's bytes."""
+    pytest.importorskip("invenio_rdm_records")
+    database = os.environ.get("SQLALCHEMY_DATABASE_URI", "")
+    if not database.startswith("postgresql"):
+        pytest.skip("The benchmark runs on PostgreSQL (SQLALCHEMY_DATABASE_URI).")
+    host = search_server[0]
+    report = tmp_path / "files.json"
+    result = subprocess.run(
+        [sys.executable, "benchmarks/harvest.py", "--phases", "files"]
+        + ["--file-records", "3", "--file-size", "300000", "--big-file-size", "5000000"]
+        + ["--quiet-wait", "0", "--json", str(report)],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "SQLALCHEMY_DATABASE_URI": database.rsplit("/", 1)[0] + "/oaiharvest_bench_files_smoke",
+            "SEARCH_HOSTS": repr([{"host": host["host"], "port": host["port"]}]),
+        },
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "files into InvenioRDM (issue 36): 3 files of 300,000 bytes" in result.stdout
+    assert "check files.copy: 3 of 3 records hold the source's bytes" in result.stdout
+    steps = json.loads(report.read_text())["phases"]["files"]["steps"]
+    summary = steps["summary"]
+    for key in (
+        "plain_seconds", "copy_seconds", "none_seconds", "file_part_seconds",
+        "plain_files_per_second", "plain_bytes_per_second", "copy_files_per_second",
+        "copy_bytes_per_second", "plain_over_file_part", "big_seconds", "big_rss_growth_mb",
+    ):  # fmt: skip
+        assert key in summary, key
+    assert summary["plain_seconds"] > 0 and summary["copy_seconds"] > 0
+    assert (summary["files"], summary["file_size"], summary["concurrency"]) == (3, 300_000, 1)
+    assert steps["plain"]["bytes"] == steps["fetcher"]["bytes"] == 3 * 300_000
+    assert summary["fetcher_seconds"] > 0 and "attach_ms_per_file" in summary
+    # Metadata only downloads nothing; copy downloads each file once and publishes it.
+    assert (steps["none"]["downloads"], steps["copy"]["downloads"]) == (0, 3)
+    for name in ("none", "copy"):
+        assert steps[name]["run_status"] == "SUCCESS", steps[name]
+        assert steps[name]["stored"]["published"] == 3, steps[name]["stored"]
+    assert steps["copy"]["verified"] == {"records": 3, "right": 3, "wrong": 0, "problems": []}
+    big = steps["big"]
+    assert big["verified"] == {"records": 1, "right": 1, "wrong": 0, "problems": []}
+    assert big["file_bytes"] == 5_000_000 and big["vmrss_samples"] > 0
+    assert big["vmrss_peak_mb"] >= big["vmrss_start_mb"] > 100  # a booted InvenioRDM's

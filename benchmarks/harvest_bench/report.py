@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from harvest_bench.files_report import print_files
 from harvest_bench.formats_report import print_formats
 from harvest_bench.settings import RDM_PHASES
 
@@ -61,6 +62,7 @@ def print_report(results: dict[str, Any], args: argparse.Namespace) -> None:
     print_measurements(results, args, out)
     print_cpu(results, out)
     print_formats(results, out)
+    print_files(results, out)
     print_targets(results, out)
     print_checks(results, out)
     out.flush()
@@ -71,7 +73,7 @@ def print_header(results: dict[str, Any], args: argparse.Namespace, out: TextIO)
     env = results["environment"]
     dirty = f" + {len(env['dirty_files'])} uncommitted files" if env["dirty_files"] else ""
     rdm = [phase for phase in RDM_PHASES if phase in results["phases"]]
-    plain = [phase for phase in results["phases"] if phase not in rdm]
+    plain = [phase for phase in results["phases"] if phase not in (*rdm, "files")]
     corpus = []
     if plain:
         corpus.append(
@@ -84,6 +86,11 @@ def print_header(results: dict[str, Any], args: argparse.Namespace, out: TextIO)
             f"harvester batch size {args.rdm_batch_size}"
             f"{', parent_id indexed (rdm_workers)' if getattr(args, 'rdm_parent_indexes', False) else ''}"
             f"{'' if getattr(args, 'rdm_without_access_cache', True) else ', ACCESS_CACHE on'}"
+        )
+    if "files" in results["phases"]:
+        corpus.append(
+            f"files phase: {args.file_records} OpenAIRE records with a file of "
+            f"{args.file_size:,} bytes each, one with {args.big_file_size:,} bytes"
         )
     print(
         f"\nHarvest benchmark: {'; '.join(corpus)}; provider page size {args.page_size}"

@@ -17,13 +17,14 @@ INDEX_PREFIX = "oaibench-"
 DEFAULT_DB = "postgresql+psycopg2://postgres@127.0.0.1:5432/oaiharvest_bench"
 PHASES = (
     "fetch", "write", "naive", "ours", "batch", "workers", "rdm", "rdm_workers", "rdm_grown",
-    "formats",
+    "formats", "files",
 )  # fmt: skip
 RDM_PHASES = ("rdm", "rdm_workers", "rdm_grown", "formats")
 # rdm_grown grows a site to --rdm-site-records first: asked for by name only.
 DEFAULT_PHASES = tuple(phase for phase in PHASES if phase != "rdm_grown")
 # Phases whose corpus size differs from --records: each gets a provider of its own.
-SEPARATE_PROVIDER_PHASES = ("batch", "workers", *RDM_PHASES)
+# files: providers of its own serving OpenAIRE records with files (`files_content`).
+SEPARATE_PROVIDER_PHASES = ("batch", "workers", *RDM_PHASES, "files")
 # Flushed at the start of every workers phase: a database of its own, not the tests'.
 CELERY_BROKER = os.environ.get("OAI_BENCH_BROKER", "redis://127.0.0.1:6379/9")
 ACCESS_CACHE_REDIS = os.environ.get("OAI_BENCH_ACCESS_CACHE", "redis://127.0.0.1:6379/8")

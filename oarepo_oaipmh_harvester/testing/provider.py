@@ -21,7 +21,7 @@ import threading
 import time
 import traceback
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -141,6 +141,18 @@ class ServedFormat:
     """The XML text of the one element inside ``<metadata>`` of a live record."""
 
 
+@dataclass(frozen=True)
+class StreamedFile:
+    """A file body of known length sent in chunks (a `file_maker` may return one instead of
+    bytes), so that a large file never sits whole in the provider's memory."""
+
+    size: int
+    chunks: Callable[[], Iterable[bytes]]
+    """A fresh iterator over the body's chunks (their lengths add up to `size`)."""
+    etag: str
+    """The ETag (quoted), as the bytes' MD5 would be for a file given as bytes."""
+
+
 class OAIError(Exception):
     """An OAI-PMH protocol error, answered as `<error code="...">` with HTTP 200."""
 
@@ -227,8 +239,9 @@ class OAIPMHProvider:
         """Paths answered with a redirect to another URL."""
         self.file_drip: dict[str, float] = {}
         """Paths whose bytes trickle out, one a this many seconds (a slow server)."""
-        self.file_maker: Callable[[str], bytes | None] | None = None
-        """Makes the bytes of a path not in `files` (None: 404), for corpora of any size."""
+        self.file_maker: Callable[[str], bytes | StreamedFile | None] | None = None
+        """Makes the bytes of a path not in `files` (None: 404), for corpora of any size; a
+        :class:`StreamedFile` for a body sent in chunks."""
         self.file_requests: list[tuple[str, dict[str, str], int]] = []
         """(path, headers, status answered) of every file request received, in order."""
 
@@ -304,21 +317,28 @@ class OAIPMHProvider:
         split = urlsplit(self.base_url)
         return f"{split.scheme}://{split.netloc}/files/{name}"
 
-    def answer_file(self, path: str, headers: Any) -> tuple[int, dict[str, str], bytes]:
+    def answer_file(
+        self, path: str, headers: Any
+    ) -> tuple[int, dict[str, str], bytes | StreamedFile]:
         status, answer, content = self._file_answer(path, headers)
         with self._lock:
             self.file_requests.append((path, dict(headers), status))
         return status, answer, content
 
-    def _file_answer(self, path: str, headers: Any) -> tuple[int, dict[str, str], bytes]:
+    def _file_answer(
+        self, path: str, headers: Any
+    ) -> tuple[int, dict[str, str], bytes | StreamedFile]:
         if path in self.file_redirects:
             return 302, {"Location": self.file_redirects[path]}, b""
-        content = self.files.get(path)
+        content: bytes | StreamedFile | None = self.files.get(path)
         if content is None and self.file_maker is not None:
             content = self.file_maker(path)
         if content is None:
             return 404, {"Content-Type": "text/plain"}, b"Not found\n"
-        etag = '"' + hashlib.md5(content).hexdigest() + '"'  # noqa: S324 - an ETag, not security
+        if isinstance(content, StreamedFile):
+            etag = content.etag
+        else:
+            etag = '"' + hashlib.md5(content).hexdigest() + '"'  # noqa: S324 - an ETag
         meta = {"ETag": etag, "Last-Modified": "Mon, 07 Dec 2026 10:00:00 GMT"}
         if headers.get("If-None-Match") == etag:
             return 304, meta, b""
@@ -915,13 +935,22 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, headers, payload)
 
     def _send(
-        self, status: int, headers: dict[str, str], body: bytes, drip: float | None = None
+        self,
+        status: int,
+        headers: dict[str, str],
+        body: bytes | StreamedFile,
+        drip: float | None = None,
     ) -> None:
         self.send_response(status)
         for name, value in headers.items():
             self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
+        streamed = isinstance(body, StreamedFile)
+        self.send_header("Content-Length", str(body.size if streamed else len(body)))
         self.end_headers()
+        if isinstance(body, StreamedFile):
+            for chunk in body.chunks():
+                self.wfile.write(chunk)
+            return
         if not drip:
             self.wfile.write(body)
             return
@@ -931,4 +960,11 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(drip)
 
 
-__all__ = ["OAIError", "OAIPMHProvider", "ProviderQuirks", "UNSAFE_TOKEN_PREFIX", "BAD_DATESTAMP"]
+__all__ = [
+    "OAIError",
+    "OAIPMHProvider",
+    "ProviderQuirks",
+    "StreamedFile",
+    "UNSAFE_TOKEN_PREFIX",
+    "BAD_DATESTAMP",
+]

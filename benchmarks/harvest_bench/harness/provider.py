@@ -16,12 +16,19 @@ from typing import Any
 AUTHKEY = b"oai-harvest-benchmark"
 
 
-def serve_provider(records: int, page_size: int, ready: Connection) -> None:
+def serve_provider(
+    records: int, page_size: int, ready: Connection, file_size: int | None = None
+) -> None:
     """Serve `records` synthetic oai_dc records; obey commands on a control listener.
 
+    With `file_size` the records are served as oai_openaire too, each naming one file of
+    that many bytes that the provider serves itself (`harvest_bench.files_content`, made
+    chunk by chunk as it is sent).
+
     The provider's base URL and the listener's address are sent through `ready`. Commands:
-    `("stop",)`, `("requests",)` (the request log), `("change", fraction, seed)` (change that
-    fraction of the live records an hour later) and `("tick", minutes)`.
+    `("stop",)`, `("requests",)` (the request log), `("file_requests",)` ((path, status) of
+    every file request), `("change", fraction, seed)` (change that fraction of the live
+    records an hour later) and `("tick", minutes)`.
     """
     import random
 
@@ -30,7 +37,19 @@ def serve_provider(records: int, page_size: int, ready: Connection) -> None:
 
     corpus = Corpus.generate(records, start=datetime(2023, 1, 1, tzinfo=UTC))
     corpus.set_clock(datetime(2024, 1, 1, tzinfo=UTC))
-    provider = OAIPMHProvider(corpus, page_size=page_size)
+    if file_size is None:
+        provider = OAIPMHProvider(corpus, page_size=page_size)
+    else:
+        from harvest_bench.files_content import openaire_formats, streamed_file
+
+        started: list[OAIPMHProvider] = []
+        provider = OAIPMHProvider(
+            corpus,
+            page_size=page_size,
+            formats=openaire_formats(lambda name: started[0].file_url(name), file_size),
+        )
+        started.append(provider)
+        provider.file_maker = streamed_file
     provider.start()
     listener = Listener(("127.0.0.1", 0), authkey=AUTHKEY)
     ready.send((provider.base_url, listener.address))
@@ -59,6 +78,10 @@ def serve_provider(records: int, page_size: int, ready: Connection) -> None:
                 if command == "requests":
                     with provider._lock:
                         connection.send([dict(item) for item in provider.requests])
+                elif command == "file_requests":
+                    with provider._lock:
+                        answered = [(path, status) for path, _, status in provider.file_requests]
+                    connection.send(answered)
                 elif command == "change":
                     connection.send(change(*args))
                 elif command == "tick":
@@ -80,11 +103,13 @@ def provider_command(address: tuple[str, int] | list[Any], *command: Any) -> Any
 class ProviderProcess:
     """A provider process, started (corpus generated, server listening) when constructed."""
 
-    def __init__(self, records: int, page_size: int) -> None:
+    def __init__(self, records: int, page_size: int, file_size: int | None = None) -> None:
         context = multiprocessing.get_context("spawn")
         receiver, sender = context.Pipe(duplex=False)
         self.process = context.Process(
-            target=serve_provider, args=(records, page_size, sender), name="oai-provider"
+            target=serve_provider,
+            args=(records, page_size, sender, file_size),
+            name="oai-provider",
         )
         self.process.start()
         sender.close()

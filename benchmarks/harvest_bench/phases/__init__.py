@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from harvest_bench.phases.files import phase_files
 from harvest_bench.phases.formats import phase_formats
 from harvest_bench.phases.limits import phase_fetch, phase_naive, phase_write
 from harvest_bench.phases.ours import phase_batch, phase_ours
@@ -28,5 +29,6 @@ PHASE_FUNCTIONS: dict[str, Callable[..., dict[str, Any]]] = {
     "rdm_workers": phase_workers,
     "rdm_grown": phase_rdm_grown,
     "formats": phase_formats,
+    "files": phase_files,
     "rdm_profile": phase_rdm_profile,  # benchmarks/profile_rdm.py, not a --phases name
 }
