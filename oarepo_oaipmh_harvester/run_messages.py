@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import sqlalchemy as sa
-from invenio_jobs.models import Run
+from invenio_jobs.models import Job, Run
 
 from .text import TRACEBACK_HEADER, without_traceback
 
@@ -27,15 +27,15 @@ class HarvestFailed(Exception):
     """A harvest ended with an error: its message is the failure in one or two sentences."""
 
 
-def _is_ours(run: Run) -> bool:
-    job = run.job
-    task = getattr(job, "task", "") or ""
+def _is_ours(run: Run, connection: Any) -> bool:
+    # Asked on the flush's own connection: loading run.job here would load inside the flush.
+    task = connection.scalar(sa.select(Job.task).where(Job.id == run.job_id)) or ""
     return task.startswith(OUR_JOB_TYPES)
 
 
 def _cut_traceback(mapper: Any, connection: Any, run: Run) -> None:
     message = run.message
-    if message and TRACEBACK_HEADER in message and _is_ours(run):
+    if message and TRACEBACK_HEADER in message and _is_ours(run, connection):
         message = without_traceback(message) or ""
         run.message = message.removeprefix(f"{HarvestFailed.__name__}: ")
 
