@@ -35,6 +35,7 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
             route("POST", routes["preview"], self.preview),
             route("POST", routes["purge"], self.purge),
             route("GET", routes["runs"], self.search_runs),
+            route("GET", routes["run_history"], self.run_history),
             route("GET", routes["run_item"], self.read_run),
         ]
 
@@ -126,6 +127,18 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
             params=resource_requestctx.args,
         )
         return result.to_dict(), 200
+
+    @request_extra_args
+    @request_view_args
+    @response_handler()
+    def run_history(self) -> tuple[dict, int]:
+        """The last runs (``?size=``, 20 unless given) in numbers, the oldest first."""
+        history = self.runs_service.run_history(
+            g.identity,
+            resource_requestctx.view_args["harvester_id"],
+            resource_requestctx.args.get("size"),
+        )
+        return history, 200
 
     @request_view_args
     @response_handler()
