@@ -15,7 +15,7 @@ from invenio_administration.views.base import (
     AdminResourceListView,
 )
 from invenio_i18n import lazy_gettext as _
-from markupsafe import escape
+from markupsafe import Markup, escape
 
 from ..jobs import job_type_id
 from ..proxies import (
@@ -27,6 +27,7 @@ from ..services.errors import HarvesterNotFound
 from .compat import ApiEndpointByName
 from .field_lists import field_list
 from .forms import DETAIL_ACTIONS, RUN_ACTION, harvester_form_fields, in_form_order
+from .run_chart import run_chart_svg
 
 EXTENSION_NAME = "oarepo-oaipmh-harvester"
 CATEGORY = _("OAI-PMH")
@@ -100,6 +101,7 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
     display_edit = True
     display_delete = True
     last_runs = 10
+    charted_runs = 20
 
     item_field_list = field_list(
         ("id", _("Id")),
@@ -150,6 +152,7 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
         with_errors = current_harvested_records_service.search(
             g.identity, {"harvester": [pid_value], "has_errors": ["true"], "size": 1}
         )
+        history = current_harvest_runs_service.run_history(g.identity, pid_value, self.charted_runs)
         admin_url = harvester["links"]["self_html"].split("/oai-harvesters/")[0]
         context.update(
             {
@@ -165,6 +168,8 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
                 ],
                 "runs": [_displayed_run(run) for run in runs["hits"]["hits"]],
                 "runs_total": runs["hits"]["total"],
+                # Drawn here from numbers and escaped text: safe to put in the page as it is.
+                "run_chart": Markup(run_chart_svg(history["runs"])),
                 "records_total": records.total,
                 "records_with_errors": with_errors.total,
                 "error_reasons": [
