@@ -88,6 +88,7 @@ OPTIONAL_FIELDS = (
     "owner",
     "community",
     "missing_creator",
+    "files_max_size",
     *POLICY_FIELDS,
 )
 
