@@ -133,7 +133,8 @@ def two_runs(as_admin, harvesters, corpus):
 
 def test_rest_gives_each_runs_counts_by_kind_the_oldest_first(as_admin, two_runs):
     first, second = two_runs
-    res = as_admin.get(f"{API}/a/runs/history")
+    link = as_admin.get(f"{API}/a").json["links"]["runs_history"]
+    res = as_admin.get(link.replace("https://repo.example.org", ""))
     assert res.status_code == 200, res.json
     assert res.json["harvester_id"] == "a"
     runs = res.json["runs"]
