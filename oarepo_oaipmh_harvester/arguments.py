@@ -230,8 +230,9 @@ class RunArgumentsSchema(Schema):
 RUN_ARGUMENT_NAMES = tuple(RunArgumentsSchema().fields)
 """Every argument a run takes, by its one name."""
 
-TASK_ONLY_ARGUMENTS = ("harvester_id", "since_source", "write_mode", "job_arg_schema")
-"""What the harvest task takes besides the run arguments (set by our code, not by people)."""
+TASK_ONLY_ARGUMENTS = ("harvester_id", "since_source", "write_mode", "job_arg_schema", "counts")
+"""What the harvest task takes besides the run arguments (set by our code, not by people;
+``counts``: what a run counted, which it keeps in its arguments and a copy of them ignores)."""
 
 
 def run_request(arguments: Mapping[str, Any], *, without_since: SinceSource) -> RunRequest:

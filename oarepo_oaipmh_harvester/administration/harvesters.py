@@ -15,7 +15,7 @@ from invenio_administration.views.base import (
     AdminResourceListView,
 )
 from invenio_i18n import lazy_gettext as _
-from markupsafe import escape
+from markupsafe import Markup, escape
 
 from ..jobs import job_type_id
 from ..proxies import (
@@ -28,6 +28,7 @@ from ..services.errors import HarvesterNotFound
 from .compat import ApiEndpointByName
 from .field_lists import field_list
 from .forms import DETAIL_ACTIONS, RUN_ACTION, harvester_form_fields, in_form_order
+from .run_chart import run_chart_svg
 
 EXTENSION_NAME = "oarepo-oaipmh-harvester"
 CATEGORY = _("OAI-PMH")
@@ -101,6 +102,7 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
     display_edit = True
     display_delete = True
     last_runs = 10
+    charted_runs = 20
 
     item_field_list = field_list(
         ("id", _("Id")),
@@ -151,6 +153,7 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
         with_errors = current_harvested_records_service.search(
             g.identity, {"harvester": [pid_value], "has_errors": ["true"], "size": 1}
         )
+        history = current_harvest_runs_service.run_history(g.identity, pid_value, self.charted_runs)
         admin_url = harvester["links"]["self_html"].split("/oai-harvesters/")[0]
         context.update(
             {
@@ -166,6 +169,8 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
                 ],
                 "runs": [_displayed_run(run) for run in runs["hits"]["hits"]],
                 "runs_total": runs["hits"]["total"],
+                # Drawn here from numbers and escaped text: safe to put in the page as it is.
+                "run_chart": Markup(run_chart_svg(history["runs"])),
                 "records_total": records.total,
                 "held_deletions": held_deletions(
                     current_harvester_service, g.identity, harvester["id"]

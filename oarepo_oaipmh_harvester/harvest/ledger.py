@@ -2,8 +2,10 @@
 
 Decision owned here: when a run's counters reach its invenio-jobs run (inside each batch's
 transaction, so that they count only what was committed; on their own at most every
-COUNTERS_INTERVAL seconds while batches write nothing), and what a run reports after each
-batch and at its end (its progress listener, its log, its message).
+COUNTERS_INTERVAL seconds while batches write nothing), where a run keeps its counts of each
+kind (invenio-jobs' columns have none for deletions: they go to the run's ``args`` under
+COUNTS_ARG, with the columns), and what a run reports after each batch and at its end (its
+progress listener, its log, its message).
 """
 
 from __future__ import annotations
@@ -23,6 +25,17 @@ from .run_log import RunLog
 
 COUNTERS_INTERVAL = 2.0
 """Seconds between saves of the run's progress counters while batches write nothing."""
+
+COUNTS_ARG = "counts"
+"""The key of a run's ``args`` that holds its counts by kind (created, updated, deleted,
+unchanged, failed, ...: every number of :meth:`WriteCounts.as_dict`), saved with its columns.
+The subtasks of a fanned-out run keep theirs under the same key. No column of invenio-jobs'
+Run has room for them and a column of ours would need a migration of its table."""
+
+
+def counts_by_kind(counts: WriteCounts) -> dict[str, int]:
+    """The numbers of `counts` as a run keeps them under COUNTS_ARG (no identifiers)."""
+    return {key: value for key, value in counts.as_dict().items() if isinstance(value, int)}
 
 
 class RunLedger:
@@ -72,8 +85,13 @@ class RunLedger:
     def _update(self, summary: HarvestSummary, batch: WriteCounts) -> None:
         if self.run_id is None:
             return
-        columns = summary.counts.plus(batch).run_columns()
-        db.session.execute(sa.update(Run).where(Run.id == self.run_id).values(**columns))
+        counts = summary.counts.plus(batch)
+        args = db.session.scalar(sa.select(Run.args).where(Run.id == self.run_id)) or {}
+        db.session.execute(
+            sa.update(Run)
+            .where(Run.id == self.run_id)
+            .values(**counts.run_columns(), args={**args, COUNTS_ARG: counts_by_kind(counts)})
+        )
 
     # -- after each batch, and at the end --------------------------------------------------
     def batch_done(self, summary: HarvestSummary, batch: WriteCounts | None = None) -> None:

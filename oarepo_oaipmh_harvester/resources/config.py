@@ -25,6 +25,7 @@ from ..services.errors import (
     HarvestRunNotFound,
 )
 from ..services.fields import set_communities_text
+from ..services.run_history import MAX_HISTORY_SIZE
 
 # The administration panel's HTTP client (react-invenio-forms) asks for and sends this media type
 # on every form and action request; it is JSON, as invenio-jobs' resources serve it.
@@ -118,6 +119,7 @@ class HarvesterResourceConfig(ApiResourceConfig):
         "preview": "/<harvester_id>/preview",
         "purge": "/<harvester_id>/purge",
         "runs": "/<harvester_id>/runs",
+        "run_history": "/<harvester_id>/runs/history",
         "run_item": "/<harvester_id>/runs/<run_id>",
         "deletions": "/<harvester_id>/deletions",
         "deletions_confirm": "/<harvester_id>/deletions/confirm",
@@ -125,8 +127,12 @@ class HarvesterResourceConfig(ApiResourceConfig):
     }
     request_view_args = string_view_args("harvester_id", "run_id")
     request_search_args = SearchRequestArgsSchema
-    # ``?check=false`` skips the preflight check of the provider on create and update.
-    request_extra_args = {"check": ma.fields.Boolean()}
+    # ``?check=false`` skips the preflight check of the provider on create and update;
+    # ``?size=`` is the number of runs of a run history.
+    request_extra_args = {
+        "check": ma.fields.Boolean(),
+        "size": ma.fields.Integer(validate=ma.validate.Range(min=1, max=MAX_HISTORY_SIZE)),
+    }
     response_handlers = harvester_response_handlers
 
 

@@ -37,6 +37,7 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
             route("POST", routes["preview"], self.preview),
             route("POST", routes["purge"], self.purge),
             route("GET", routes["runs"], self.search_runs),
+            route("GET", routes["run_history"], self.run_history),
             route("GET", routes["run_item"], self.read_run),
             route("GET", routes["deletions"], self.held_deletions),
             route("POST", routes["deletions_confirm"], self.confirm_deletions),
@@ -131,6 +132,18 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
             params=resource_requestctx.args,
         )
         return result.to_dict(), 200
+
+    @request_extra_args
+    @request_view_args
+    @response_handler()
+    def run_history(self) -> tuple[dict, int]:
+        """The last runs (``?size=``, 20 unless given) in numbers, the oldest first."""
+        history = self.runs_service.run_history(
+            g.identity,
+            resource_requestctx.view_args["harvester_id"],
+            resource_requestctx.args.get("size"),
+        )
+        return history, 200
 
     @request_view_args
     @response_handler()

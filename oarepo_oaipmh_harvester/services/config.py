@@ -133,6 +133,9 @@ class HarvesterServiceConfig(SQLServiceConfig):
         "runs": EndpointLink(
             "oai_harvesters.search_runs", params=["harvester_id"], vars=_harvester_vars
         ),
+        "runs_history": EndpointLink(
+            "oai_harvesters.run_history", params=["harvester_id"], vars=_harvester_vars
+        ),
         "records": EndpointLink(
             "oai_harvested_records.search",
             vars=lambda obj, vars: vars.update({"args": {"harvester": obj.id}}),

@@ -48,6 +48,7 @@ from .errors import (
 )
 from .jobs import active_run, job_of, new_job, runs_query
 from .results import SQLItem, SQLList, SQLPage
+from .run_history import HISTORY_SIZE, run_history
 from .run_schemas import HarvestRunSchema, PreviewRequestSchema, RunRequestSchema
 from .sql import fetch_page, resolve_search_params
 
@@ -193,6 +194,14 @@ class HarvestRunService(HarvesterAccessMixin, SQLService):
             schema=self.schema,
             prepare=lambda run: RunView.of(run, harvester_id),
         )
+
+    def run_history(
+        self, identity: Any, harvester_id: str, size: int | None = None
+    ) -> dict[str, Any]:
+        """The harvester's last `size` runs in numbers, the oldest first (`run_history`)."""
+        self.get_harvester(identity, harvester_id)
+        runs = run_history(harvester_id, size or HISTORY_SIZE)
+        return {"harvester_id": harvester_id, "runs": runs}
 
     def read_run(self, identity: Any, harvester_id: str, run_id: str | uuid.UUID) -> SQLItem:
         """One run of the harvester's jobs."""

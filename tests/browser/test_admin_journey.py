@@ -2,7 +2,7 @@
 
 Log in; a create form that refuses bad input on the right fields; create a harvester with sets
 and a harvest manager; edit it; run it now (full, since, identifiers, reconcile only) and see
-each result on its page; records list with facets and a record's detail; re-harvest a record;
+each result on its page; the chart of its runs; records list with facets and a record's detail; re-harvest a record;
 schedule the harvester's job in Administration -> Jobs and see the scheduler start it; the
 Job edit page; the repairs: a preview of a changed record (its field changes, provider text
 shown as text), a preview stopped at its limit, a Run now with rewrite, a purge refused for a
@@ -300,7 +300,25 @@ def test_admin_journey(
         assert runs[0]["title"] == f"Re-harvest {identifier}"
         assert runs[0]["status"] == "SUCCESS" and runs[0]["args"]["identifiers"] == [identifier]
 
-    # -- schedule the harvester's job in Administration -> Jobs ------------------------------
+    # -- the chart of the last runs on the harvester's page -----------------------------------
+    with browser.step("detail-run-chart"):
+        browser.goto("/administration/oai-harvesters/journey")
+        chart = page.locator("#oai-harvester-run-chart svg")
+        chart.wait_for()
+        assert chart.is_visible() and chart.bounding_box()["height"] > 150
+        history = browser.api("GET", "/api/oai-harvest/harvesters/journey/runs/history").json()
+        bars = chart.locator("g.oai-run-chart-run")
+        assert bars.count() == len(history["runs"]) == 4
+        assert [bars.nth(i).get_attribute("data-run") for i in range(4)] == [
+            run["id"] for run in history["runs"]
+        ]
+        full = history["runs"][0]  # the oldest: the full harvest
+        assert full["created"] == runs[-1]["inserted_entries"] and full["duration"] >= 0
+        created = bars.first.locator("rect.oai-run-chart-created title").text_content()
+        assert created.startswith(f"created {full['created']} · ")
+        assert "created" in chart.locator("g.oai-run-chart-legend").text_content()
+        chart.screenshot(path=str(browser.screenshots / "run-chart.png"))
+
     harvester = browser.api("GET", "/api/oai-harvest/harvesters/journey").json()
     job_id = harvester["job"]["id"]
     with browser.step("job-edit-page"):

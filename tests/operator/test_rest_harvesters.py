@@ -79,6 +79,7 @@ def test_read_shows_configuration_job_last_run_and_links(as_admin, harvesters, p
         "preview": "https://repo.example.org/api/oai-harvest/harvesters/a/preview",
         "purge": "https://repo.example.org/api/oai-harvest/harvesters/a/purge",
         "runs": "https://repo.example.org/api/oai-harvest/harvesters/a/runs",
+        "runs_history": "https://repo.example.org/api/oai-harvest/harvesters/a/runs/history",
         "records": "https://repo.example.org/api/oai-harvest/records?harvester=a",
         "self_html": "https://repo.example.org/administration/oai-harvesters/a",
         "records_html": "https://repo.example.org/administration/oai-harvested-records?f=harvester%3Aa",

@@ -237,6 +237,12 @@ def test_08_harvester_page_lists_the_run(admin: Browser, journey: Journey) -> No
         assert "SUCCESS" in row.inner_text() and "Run now" in row.inner_text()
         assert "phys, math" in page.inner_text("#admin-main-content")
         assert MANAGER_EMAIL in page.inner_text("#admin-main-content")
+        # The chart of the last runs (issue 37): the run's bar, its numbers on hovering.
+        chart = page.locator("#oai-harvester-run-chart svg")
+        assert chart.is_visible()
+        bar = chart.locator(f'g.oai-run-chart-run[data-run="{journey["run_id"]}"]')
+        assert bar.count() == 1
+        assert bar.locator("rect.oai-run-chart-created title").text_content().startswith("created ")
 
 
 def test_09_records_list_and_detail(
