@@ -76,15 +76,11 @@ EDITABLE_FIELDS = (
     "doi_conflicts",
     "set_communities",
     "missing_creator",
-    "files",
-    "files_failure",
-    "files_changes",
-    "files_max_size",
-    "files_hosts",
+    "files", "files_failure", "files_changes", "files_max_size", "files_hosts",
     "files_restricted",
     "deletion_guard",
     "active",
-)
+)  # fmt: skip
 
 PREFLIGHT_FIELDS = ("base_url", "metadata_prefix", "setspecs")
 """Changing one of these asks the provider again (the preflight check)."""
