@@ -361,6 +361,8 @@ FORM_FIELDS = {
     "deletion_guard": {
         "order": 9.77,
         "text": _("Deletion guard (percent)"),
+        # A float has no widget in the form renderer; the API reads decimal text.
+        "type": "string",
         "description": _(
             "A run that would delete more than this share of the live records (and at least "
             "OAI_HARVESTER_DELETION_GUARD_MINIMUM) holds its deletions for you to confirm or "
