@@ -188,6 +188,8 @@ def database(appctx):
         _let_sqlalchemy_control_sqlite_transactions(db_.engine)
     if not database_exists(url):
         create_database(url)
+    # Tables an interrupted earlier run left (of older models, say) would stay as they are.
+    db_.drop_all()
     db_.create_all()
     yield db_
     db_.session.remove()
