@@ -414,7 +414,10 @@ def test_15_stop_in_jobs(admin: Browser, rdm_site: RunningSite, stop_corpus: Cor
     )
     assert created.status_code == 201, created.text
     job_id = created.json()["job"]["id"]
-    with admin.step("stop") as page:
+    # invenio-jobs' runs page: its sort dropdown may throw "reading 'text'" while the list
+    # re-renders (react-searchkit found no selected sort option; seen in the plugin's journey,
+    # 2026-12-05, and here once on InvenioRDM 15, 2026-12-07): tolerated on its pages only.
+    with admin.step("stop", expect_console=[(r"/administration/jobs", r"reading 'text'")]) as page:
         run_id = run_now(admin, STOP_HARVESTER)
 
         def written() -> int:
