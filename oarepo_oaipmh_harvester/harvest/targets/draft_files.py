@@ -75,9 +75,12 @@ class DraftFiles:
             data["access"] = {**(data.get("access") or {}), "files": "restricted"}
         return data
 
-    def attach(self, draft_id: str, uow: Any) -> None:
+    def attach(self, draft_id: str, uow: Any, *, fresh: bool = False) -> None:
+        """The staged files into the draft (`fresh`: a new record's, which holds none)."""
         if self.plan is not None:
-            attach_files(self.service.draft_files, self.identity, draft_id, self.plan, uow)
+            attach_files(
+                self.service.draft_files, self.identity, draft_id, self.plan, uow, fresh=fresh
+            )
 
     def forgive_missing_files(self, draft: Any) -> None:
         """Drop a draft's "files enabled but none uploaded" error when this write is about to

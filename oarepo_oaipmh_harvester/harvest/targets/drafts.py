@@ -198,7 +198,7 @@ class DraftsServiceTarget(TargetAdapter):
         with files_location_named():
             draft = self.service.create(self.identity, data, uow=uow)
         if self.files is not None:
-            self.files.attach(draft.id, uow)
+            self.files.attach(draft.id, uow, fresh=True)
         return self._publish_draft(draft.id, data, uow, draft=draft)
 
     def restore(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:

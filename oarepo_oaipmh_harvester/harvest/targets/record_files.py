@@ -268,15 +268,23 @@ def _unchanged_by_source(reference: FileReference, held: dict[str, Any]) -> bool
 
 
 def attach_files(
-    files_service: Any, identity: Any, draft_id: str, plan: FilesPlan, uow: Any
+    files_service: Any,
+    identity: Any,
+    draft_id: str,
+    plan: FilesPlan,
+    uow: Any,
+    *,
+    fresh: bool = False,
 ) -> None:
     """Put the plan's files into the draft: removed and replaced ones out, fetched ones in,
-    each checked once more against the checksum of the bytes that were verified."""
-    listing = files_service.list_files(identity, draft_id).to_dict()
-    present = {entry["key"] for entry in listing.get("entries") or ()}
-    for key in [*plan.removed, *(f.key for f in plan.to_attach)]:
-        if key in present:
-            files_service.delete_file(identity, draft_id, key, uow=uow)
+    each checked once more against the checksum of the bytes that were verified (`fresh`: a
+    new record's draft, which holds no file to take out)."""
+    if not fresh:
+        listing = files_service.list_files(identity, draft_id).to_dict()
+        present = {entry["key"] for entry in listing.get("entries") or ()}
+        for key in [*plan.removed, *(f.key for f in plan.to_attach)]:
+            if key in present:
+                files_service.delete_file(identity, draft_id, key, uow=uow)
     if not plan.to_attach:
         return
     files_service.init_files(identity, draft_id, [{"key": f.key} for f in plan.to_attach], uow=uow)
