@@ -202,6 +202,23 @@ class RunArgumentsSchema(Schema):
         metadata={"description": _("For a purge: the harvester's id, typed to confirm it.")},
     )
 
+    # Text, not fields.UUID: invenio-administration's form renderer (the Jobs run form) has no
+    # widget for a "uuid" field and would blank the page.
+    undo = fields.String(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Regexp(
+            r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$",
+            error="Give the id of a run of this harvester (a UUID).",
+        ),
+        metadata={
+            "description": _(
+                "Take back what this earlier run of the harvester wrote (its id): records it "
+                "created are deleted, records it changed or deleted return to before it."
+            )
+        },
+    )
+
     @validates_schema
     def _one_kind_of_run(self, data: dict[str, Any], **kwargs: Any) -> None:
         kinds = [kind for kind in KINDS_OF_RUN if data.get(kind.value)]

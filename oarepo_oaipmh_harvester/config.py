@@ -195,6 +195,10 @@ A harvester's own ``deletion_guard`` overrides it; 0 turns the guard off."""
 OAI_HARVESTER_DELETION_GUARD_MINIMUM = 20
 """Fewer deletions than this in one run are never held, whatever their share."""
 
+OAI_HARVESTER_UNDO_RUNS = 20
+"""How many of a harvester's newest runs can be undone (``invenio oai undo RUN_ID``): each
+keeps the tracking rows it changed as they were before it, and older runs' journals go."""
+
 OAI_HARVESTER_RECONCILE_MAX_SHARE = 0.2
 """Reconciliation refuses (and reports) when it would delete more than this share of records."""
 

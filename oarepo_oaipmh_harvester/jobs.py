@@ -81,7 +81,10 @@ class OAIHarvestJob(JobType):
             if name in ("since", "identifiers"):
                 continue
             value = kwargs.get(name)
-            arguments[name] = value if name == "confirm" else bool(value)
+            if name == "undo":
+                arguments[name] = str(value) if value else None
+            else:
+                arguments[name] = value if name == "confirm" else bool(value)
         return arguments
 
     @classmethod

@@ -120,6 +120,64 @@ class OAIHarvestedRecord(db.Model):
     __table_args__ = (db.Index("ix_oai_harvested_record_local_pid", "local_pid"),)
 
 
+class OAIRunJournal(db.Model):
+    """One run of a harvester as its undo needs it: where the watermark was before the run,
+    and whether the run is an undo or has been undone (harvest/journal.py)."""
+
+    __tablename__ = "oai_harvester_run_journal"
+
+    run_id = db.Column(UUIDType, primary_key=True)
+    harvester_id = db.Column(
+        db.String(64), db.ForeignKey(OAIHarvester.id, ondelete="CASCADE"), nullable=False
+    )
+    started_at = db.Column(db.UTCDateTime, nullable=False)
+    watermark = db.Column(db.UTCDateTime, nullable=True)
+    watermarks = db.Column(JSONType, nullable=True)
+    # The run this one undid; the run that undid this one (None: its result stands).
+    undo_of = db.Column(UUIDType, nullable=True)
+    undone_by = db.Column(UUIDType, nullable=True)
+
+    __table_args__ = (db.Index("ix_oai_harvester_run_journal_harvester", "harvester_id"),)
+
+
+class OAIRunChange(db.Model):
+    """A tracking row as it was before a run first changed it (`existed` false: the run made
+    it). ``kind`` "seen": the run only stamped the row as listed (its run id and held
+    deletion are kept, nothing else)."""
+
+    __tablename__ = "oai_harvester_run_change"
+
+    run_id = db.Column(
+        UUIDType,
+        db.ForeignKey(OAIRunJournal.run_id, ondelete="CASCADE"),
+        primary_key=True,
+    )
+    oai_identifier = db.Column(db.String(1024), primary_key=True)
+    harvester_id = db.Column(db.String(64), nullable=False)
+    kind = db.Column(db.String(16), nullable=False, default="written")
+    existed = db.Column(db.Boolean, nullable=False)
+    datestamp = db.Column(db.String(64), nullable=True)
+    deleted = db.Column(db.Boolean, nullable=True)
+    local_pid = db.Column(db.String(255), nullable=True)
+    errors = db.Column(JSONType, nullable=True)
+    warnings = db.Column(JSONType, nullable=True)
+    original_xml = db.Column(db.Text, nullable=True)
+    transformed = db.Column(JSONType, nullable=True)
+    harvested_at = db.Column(db.UTCDateTime, nullable=True)
+    previous_run_id = db.Column(UUIDType, nullable=True)
+    attempts = db.Column(db.Integer, nullable=True)
+    next_attempt_at = db.Column(db.UTCDateTime, nullable=True)
+    purged = db.Column(db.Boolean, nullable=True)
+    adopted = db.Column(db.Boolean, nullable=True)
+    files = db.Column(JSONType, nullable=True)
+    held_deletion = db.Column(db.String(16), nullable=True)
+
+    # Which later runs touched an identifier (an undo leaves those records alone).
+    __table_args__ = (
+        db.Index("ix_oai_harvester_run_change_identifier", "harvester_id", "oai_identifier"),
+    )
+
+
 class OAIUnindexedRecord(db.Model):
     """A tracked record whose search document is not known to be in the index.
 

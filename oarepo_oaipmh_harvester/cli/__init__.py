@@ -7,7 +7,7 @@ starts harvests, repairs and previews in this process and lists what a harvester
 
 from __future__ import annotations
 
-from . import deletions, harvesters, history, runs  # noqa: F401 - the commands register themselves
+from . import deletions, harvesters, history, runs, undo  # noqa: F401 - the commands register themselves
 from .groups import oai
 
 __all__ = ["oai"]

@@ -29,6 +29,7 @@ from .effects import DryRun, KeptWrites, Writes
 from .fanout import BatchDispatcher, Enqueue, WritersOfARun
 from .files_fetching import record_files_for
 from .interrupted import close_interrupted_runs, grace_for
+from .journal import RunJournal
 from .lock import exclusive_run
 from .memory import run_scope
 from .preview import PreviewReport
@@ -275,6 +276,12 @@ def run_harvest(
         )
         if closed:
             log.warning("Harvester %s: closed interrupted runs %s", harvester.id, closed)
+        if dry_run is None and request.kind not in (RunKind.PURGE, RunKind.REINDEX):
+            # Before anything is written: the watermarks as the run found them.
+            RunJournal(harvester.id, run_id).begin(
+                undo_of=uuid.UUID(request.undo) if request.undo else None,
+                keep=settings.undo_runs,
+            )
         return HarvestRun(
             harvester,
             settings=settings,

@@ -12,6 +12,7 @@ forget).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -30,6 +31,7 @@ from .results import HarvestSummary
 from .stopping import RunBounds
 from .targets.options import LocalDraftPolicy
 from .tracking import NOT_FETCHED, NOT_INDEXED, errors_of_kind
+from .undo import RunUndo, UndoReport
 from .unit_of_work import BulkIndexingUnitOfWork
 from .writer import RecordWriter, indexed_after_commit
 
@@ -140,6 +142,21 @@ class Repairer:
             .values(watermarks=None, watermark=None)
         )
         db.session.commit()
+
+    # -- undoing ---------------------------------------------------------------------------
+    def undo(self, summary: HarvestSummary, run_id: str) -> UndoReport:
+        """Take back what the run `run_id` wrote (:mod:`.undo`); this run is the undo."""
+        undo = RunUndo(
+            self.writer.harvester_id,
+            self.writer.target,
+            undo_run_id=self.tracking.run_id,
+            batch_size=self.batch_size,
+        )
+        report = undo.apply(uuid.UUID(run_id), summary.counts)
+        self.ledger.say(report.describe())
+        summary.warnings.append(report.describe())
+        self._batch_done(summary)
+        return report
 
     def _batch_done(self, summary: HarvestSummary) -> None:
         self.ledger.save(summary)

@@ -36,13 +36,15 @@ class RunKind(enum.Enum):
     """GetRecord of every record whose last attempt failed."""
     PURGE = "purge"
     """Delete every local record the harvester created; it starts again from nothing."""
+    UNDO = "undo"
+    """Take back what one earlier run wrote (:mod:`.undo`); its value is that run's id."""
 
     @property
     def asks_the_provider(self) -> bool:
-        return self not in (RunKind.REINDEX, RunKind.REWRITE, RunKind.PURGE)
+        return self not in (RunKind.REINDEX, RunKind.REWRITE, RunKind.PURGE, RunKind.UNDO)
 
 
-REPAIR_KINDS = (RunKind.REWRITE, RunKind.RETRY_ERRORS, RunKind.PURGE)
+REPAIR_KINDS = (RunKind.REWRITE, RunKind.RETRY_ERRORS, RunKind.PURGE, RunKind.UNDO)
 """Kinds of run only those who may change the harvester may ask for (with `force`)."""
 
 OPTION_KINDS: dict[str, tuple[RunKind, ...]] = {
@@ -74,6 +76,8 @@ class RunRequest:
     """A PURGE that forgets the tracked records too."""
     confirm: str | None = None
     """A PURGE's confirmation: the harvester's id, typed."""
+    undo: str | None = None
+    """Of an UNDO: the id of the run it takes back."""
 
     @property
     def is_repair(self) -> bool:
@@ -91,9 +95,10 @@ class RunRequest:
             "force": self.force,
             "forget": self.forget,
             "confirm": self.confirm,
+            "undo": self.undo,
         }
         for kind in RunKind:
-            if kind not in (RunKind.HARVEST, RunKind.IDENTIFIERS):
+            if kind not in (RunKind.HARVEST, RunKind.IDENTIFIERS, RunKind.UNDO):
                 arguments[kind.value] = kind is self.kind
         return arguments
 
@@ -119,6 +124,7 @@ class RunRequest:
             force=bool(loaded.get("force")),
             forget=bool(loaded.get("forget")),
             confirm=loaded.get("confirm"),
+            undo=str(loaded["undo"]) if loaded.get("undo") else None,
         )
 
 

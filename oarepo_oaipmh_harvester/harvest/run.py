@@ -123,6 +123,8 @@ class HarvestRun:
             )
         elif kind is RunKind.PURGE:
             self.repairer.purge(summary, forget=request.forget)
+        elif kind is RunKind.UNDO:
+            self.repairer.undo(summary, request.undo)
         elif kind in (RunKind.IDENTIFIERS, RunKind.RETRY_ERRORS):
             self.client.identify()  # the provider answers before anything is asked of it
             identifiers = list(request.identifiers)

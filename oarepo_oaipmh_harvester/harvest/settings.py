@@ -65,6 +65,7 @@ class HarvestSettings:
     preview_max_limit: int
     preview_diffs: int
     run_log_interval: float
+    undo_runs: int = 20
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> HarvestSettings:
@@ -110,6 +111,7 @@ class HarvestSettings:
             preview_max_limit=int(config["OAI_HARVESTER_PREVIEW_MAX_LIMIT"]),
             preview_diffs=int(config["OAI_HARVESTER_PREVIEW_DIFFS"]),
             run_log_interval=float(config["OAI_HARVESTER_RUN_LOG_INTERVAL"]),
+            undo_runs=int(config["OAI_HARVESTER_UNDO_RUNS"]),
         )
 
     def user_agent_for(self, harvester_id: str | None) -> str:

@@ -20,6 +20,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from ..models import OAIHarvestedRecord
 from ..protocol.records import header_identifier
 from .changes import NOT_INDEXED, is_shortened, retry_delay, tracking_key
+from .journal import SEEN, RunJournal
 from .lock import lock_key
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,8 @@ class TrackingStore:
     def __init__(self, harvester_id: str, run_id: uuid.UUID | None = None) -> None:
         self.harvester_id = harvester_id
         self.run_id = run_id
+        # What a run changes is kept, row by row, so that the run can be undone (:mod:`.undo`).
+        self.journal = RunJournal(harvester_id, run_id) if run_id is not None else None
 
     # -- reading -------------------------------------------------------------------------
     def load(
@@ -88,15 +91,13 @@ class TrackingStore:
 
     def hold_unseen(self) -> int:
         """Hold the deletion of every live row this run did not see (the deletion guard)."""
+        unseen = sa.and_(
+            _TABLE.c.deleted.is_(False), self._not_seen, _TABLE.c.held_deletion.is_(None)
+        )
+        if self.journal is not None:
+            self.journal.remember_where(unseen)
         result = db.session.execute(
-            sa.update(_TABLE)
-            .where(
-                self._mine,
-                _TABLE.c.deleted.is_(False),
-                self._not_seen,
-                _TABLE.c.held_deletion.is_(None),
-            )
-            .values(held_deletion="held")
+            sa.update(_TABLE).where(self._mine, unseen).values(held_deletion="held")
         )
         db.session.commit()
         return result.rowcount or 0
@@ -228,6 +229,14 @@ class TrackingStore:
         db.session.commit()
         return count or 0
 
+    def forget(self, identifiers: Sequence[str]) -> None:
+        """Delete these rows (the undo of the run that made them)."""
+        if self.journal is not None:
+            self.journal.remember(identifiers)
+        db.session.execute(
+            sa.delete(_TABLE).where(self._mine, _TABLE.c.oai_identifier.in_(list(identifiers)))
+        )
+
     def forget_all(self) -> int:
         """Delete every row of the harvester (a purge with forget: it starts from nothing)."""
         deleted = db.session.execute(sa.delete(_TABLE).where(self._mine)).rowcount
@@ -269,6 +278,10 @@ class TrackingStore:
 
     def save(self, rows: Sequence[dict[str, Any]], seen: Sequence[str] = ()) -> None:
         """Upsert whole rows; stamp `seen` identifiers (unchanged ones) with this run only."""
+        if self.journal is not None:
+            self.journal.remember(row["oai_identifier"] for row in rows)
+            if seen:
+                self.journal.remember(seen, kind=SEEN)
         if rows:
             insert = dialect_insert()(_TABLE).values(list(rows))
             updated_columns = {
@@ -290,6 +303,8 @@ class TrackingStore:
 
     def update(self, identifier: str, **values: Any) -> None:
         """Change some columns of one row."""
+        if self.journal is not None:
+            self.journal.remember([identifier])
         db.session.execute(
             sa.update(_TABLE)
             .where(self._mine, _TABLE.c.oai_identifier == identifier)
@@ -330,6 +345,8 @@ class TrackingStore:
         if known is None and tracked_only:
             return
         attempts = (known["attempts"] if known else 0) + 1
+        if self.journal is not None:
+            self.journal.remember([identifier])
         row = {
             "harvester_id": self.harvester_id,
             "oai_identifier": identifier,

@@ -121,6 +121,7 @@ class HarvesterResourceConfig(ApiResourceConfig):
         "runs": "/<harvester_id>/runs",
         "run_history": "/<harvester_id>/runs/history",
         "run_item": "/<harvester_id>/runs/<run_id>",
+        "run_undo": "/<harvester_id>/runs/<run_id>/undo",
         "deletions": "/<harvester_id>/deletions",
         "deletions_confirm": "/<harvester_id>/deletions/confirm",
         "deletions_reject": "/<harvester_id>/deletions/reject",
@@ -128,10 +129,11 @@ class HarvesterResourceConfig(ApiResourceConfig):
     request_view_args = string_view_args("harvester_id", "run_id")
     request_search_args = SearchRequestArgsSchema
     # ``?check=false`` skips the preflight check of the provider on create and update;
-    # ``?size=`` is the number of runs of a run history.
+    # ``?size=`` is the number of runs of a run history; ``?dry_run=true`` plans an undo.
     request_extra_args = {
         "check": ma.fields.Boolean(),
         "size": ma.fields.Integer(validate=ma.validate.Range(min=1, max=MAX_HISTORY_SIZE)),
+        "dry_run": ma.fields.Boolean(),
     }
     response_handlers = harvester_response_handlers
 

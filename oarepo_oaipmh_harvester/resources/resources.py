@@ -15,6 +15,7 @@ from invenio_records_resources.resources.records.resource import (
 )
 
 from ..services.deletions import confirm_deletions, held_deletions, reject_deletions
+from ..services.undo import undo_plan
 
 
 class HarvesterResource(ErrorHandlersMixin, Resource):
@@ -39,6 +40,7 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
             route("GET", routes["runs"], self.search_runs),
             route("GET", routes["run_history"], self.run_history),
             route("GET", routes["run_item"], self.read_run),
+            route("POST", routes["run_undo"], self.undo_run),
             route("GET", routes["deletions"], self.held_deletions),
             route("POST", routes["deletions_confirm"], self.confirm_deletions),
             route("POST", routes["deletions_reject"], self.reject_deletions),
@@ -154,6 +156,18 @@ class HarvesterResource(ErrorHandlersMixin, Resource):
             resource_requestctx.view_args["run_id"],
         )
         return item.to_dict(), 200
+
+    @request_extra_args
+    @request_view_args
+    @response_handler()
+    def undo_run(self) -> tuple[dict, int]:
+        """Undo a run: with ``?dry_run=true`` what it would do; else the undo run, started."""
+        harvester_id = resource_requestctx.view_args["harvester_id"]
+        run_id = resource_requestctx.view_args["run_id"]
+        if resource_requestctx.args.get("dry_run"):
+            return undo_plan(self.service, g.identity, harvester_id, run_id), 200
+        item = self.runs_service.start_run(g.identity, harvester_id, {"undo": run_id})
+        return item.to_dict(), 202
 
     @request_view_args
     @response_handler()

@@ -51,6 +51,7 @@ from .results import SQLItem, SQLList, SQLPage
 from .run_history import HISTORY_SIZE, run_history
 from .run_schemas import HarvestRunSchema, PreviewRequestSchema, RunRequestSchema
 from .sql import fetch_page, resolve_search_params
+from .undo import check_undoable
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,8 @@ class HarvestRunService(HarvesterAccessMixin, SQLService):
         self.get_harvester(identity, harvester_id, _action_of(request))
         if request.kind is RunKind.PURGE and request.confirm != harvester_id:
             raise HarvesterValidationError({"confirm": [str(PurgeNotConfirmed(harvester_id))]})
+        if request.kind is RunKind.UNDO:
+            check_undoable(harvester_id, request.undo)
         job = self.ensure_job(identity, harvester_id)
         active = active_run(harvester_id)
         if active is not None and holder_of(harvester_id, db.engine) is None:
@@ -344,6 +347,8 @@ class HarvestRunService(HarvesterAccessMixin, SQLService):
         self.get_harvester(identity, harvester_id, _action_of(request))
         if request.kind is RunKind.PURGE and request.confirm != harvester_id:
             raise HarvesterValidationError({"confirm": [str(PurgeNotConfirmed(harvester_id))]})
+        if request.kind is RunKind.UNDO:
+            check_undoable(harvester_id, request.undo)
         job = self.ensure_job(identity, harvester_id)
         run = Run(
             id=uuid.uuid4(),
@@ -411,6 +416,8 @@ RUN_TITLES = {
 
 
 def _default_title(request: RunRequest) -> str:
+    if request.kind is RunKind.UNDO:
+        return f"Undo of run {request.undo}"
     return RUN_TITLES.get(request.kind, "Run now")
 
 

@@ -480,3 +480,31 @@ def test_held_deletions_over_rest(as_admin, users, provider, corpus):
     assert as_admin.get(f"{API}/guarded/deletions").json["held"] == 0
     res = as_admin.put(f"{API}/guarded", json={"deletion_guard": 101})
     assert "less than or equal to 100" in field_errors(res)["deletion_guard"]
+
+
+def test_undo_a_run_over_rest(as_admin, login, users, harvesters, corpus):
+    """A run undone (issue 37): its plan with ?dry_run=true, then the undo run itself (a run of
+    the harvester's job); a second undo is refused with the reason; a harvest manager may not
+    undo (it is a repair)."""
+    first = as_admin.post(f"{API}/a/run").json
+    assert first["status"] == "SUCCESS" and first["inserted_entries"] == 50
+
+    res = as_admin.post(f"{API}/a/runs/{first['id']}/undo", query_string={"dry_run": "true"})
+    assert res.status_code == 200, res.json
+    assert res.json["dry_run"] and res.json["counts"]["delete"] == 50
+    assert len(res.json["steps"]) == 50
+    assert as_admin.get(f"{API}/a").json["watermark"] is not None  # the plan changed nothing
+
+    res = as_admin.post(f"{API}/a/runs/{first['id']}/undo")
+    assert res.status_code == 202, res.json
+    undo = res.json
+    assert undo["status"] == "SUCCESS" and undo["title"] == f"Undo of run {first['id']}"
+    assert undo["args"]["undo"] == first["id"]
+    assert as_admin.get(f"{API}/a").json["watermark"] is None
+    runs = as_admin.get(f"{API}/a/runs").json["hits"]["hits"]
+    assert {run["id"] for run in runs} == {first["id"], undo["id"]}
+
+    again = as_admin.post(f"{API}/a/runs/{first['id']}/undo")
+    assert f"undone already, by run {undo['id']}" in field_errors(again)["undo"]
+    as_manager = login(users.manager)
+    assert as_manager.post(f"{API}/a/runs/{undo['id']}/undo").status_code == 403
