@@ -65,7 +65,7 @@ def _with_titles(schema: Schema) -> None:
 
 class RunNowFormSchema(RunRequestSchema):
     """The Run now form: every run argument except a purge, which has its own action with a
-    typed confirmation (Purge...).
+    typed confirmation (Purge...), and an undo, which has its button on each run.
 
     The REST run body (`RunRequestSchema`) still takes ``purge``, ``forget`` and ``confirm``:
     it is the same body as the harvester's invenio-jobs job arguments, the purge endpoint
@@ -74,7 +74,7 @@ class RunNowFormSchema(RunRequestSchema):
     """
 
     class Meta:
-        exclude = ("purge", "forget", "confirm")
+        exclude = ("purge", "forget", "confirm", "undo")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -113,7 +113,9 @@ class PreviewFormSchema(PreviewRequestSchema):
     write nothing a preview could show."""
 
     class Meta:
-        exclude = ("purge", "forget", "confirm", "reindex", "reconcile_only", "retry_errors")
+        exclude = (
+            *("purge", "forget", "confirm", "reindex", "reconcile_only", "retry_errors", "undo"),
+        )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

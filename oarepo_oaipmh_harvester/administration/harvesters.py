@@ -25,6 +25,7 @@ from ..proxies import (
 )
 from ..services.deletions import held_deletions
 from ..services.errors import HarvesterNotFound
+from ..services.undo import undo_states
 from .compat import ApiEndpointByName
 from .field_lists import field_list
 from .forms import DETAIL_ACTIONS, RUN_ACTION, harvester_form_fields, in_form_order
@@ -154,6 +155,7 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
             g.identity, {"harvester": [pid_value], "has_errors": ["true"], "size": 1}
         )
         history = current_harvest_runs_service.run_history(g.identity, pid_value, self.charted_runs)
+        undo = undo_states(pid_value, [run["id"] for run in runs["hits"]["hits"]])
         admin_url = harvester["links"]["self_html"].split("/oai-harvesters/")[0]
         context.update(
             {
@@ -167,7 +169,11 @@ class HarvesterDetailView(HarvesterAdminMixin, AdminResourceDetailView):
                     }
                     for job in harvester.get("jobs") or []
                 ],
-                "runs": [_displayed_run(run) for run in runs["hits"]["hits"]],
+                # A run can be undone once it has finished (its journal says what it changed).
+                "runs": [
+                    {**_displayed_run(run), "undo": run.get("finished_at") and undo.get(run["id"])}
+                    for run in runs["hits"]["hits"]
+                ],
                 "runs_total": runs["hits"]["total"],
                 # Drawn here from numbers and escaped text: safe to put in the page as it is.
                 "run_chart": Markup(run_chart_svg(history["runs"])),

@@ -223,6 +223,8 @@ def run_harvest(
         raise PurgeNotConfirmed(harvester.id)
     if is_purge and dry_run is not None:
         raise ValueError("A purge cannot be previewed; it removes the harvester's records.")
+    if request.kind is RunKind.UNDO and dry_run is not None:
+        raise ValueError("An undo is previewed by its own plan (harvest/undo.py), not a run.")
     # Runs outside invenio-jobs still need an id: reconciliation tells seen rows by it.
     is_jobs_run = run_id is not None and db.session.get(Run, run_id) is not None
     if stop is None:

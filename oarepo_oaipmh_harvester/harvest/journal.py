@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from invenio_db import db
 
 from ..models import OAIHarvestedRecord, OAIHarvester, OAIRunChange, OAIRunJournal
+from .dialects import dialect_insert
 
 _ROWS = OAIHarvestedRecord.__table__
 _CHANGES = OAIRunChange.__table__
@@ -61,7 +62,7 @@ class RunJournal:
         """Note the harvester's watermarks as the run finds them (committed); with `keep`,
         only the journals of the newest `keep` runs of the harvester stay."""
         harvester = db.session.get(OAIHarvester, self.harvester_id)
-        insert = _dialect_insert()(_JOURNALS).values(
+        insert = dialect_insert()(_JOURNALS).values(
             run_id=self.run_id,
             harvester_id=self.harvester_id,
             started_at=datetime.now(UTC),
@@ -116,7 +117,7 @@ class RunJournal:
             _ROWS.c.harvester_id == self.harvester_id,
             _ROWS.c.oai_identifier.in_(identifiers),
         )
-        insert = _dialect_insert()(_CHANGES).from_select(names, existing)
+        insert = dialect_insert()(_CHANGES).from_select(names, existing)
         # A row stamped as listed and then written in the same run: everything but what the
         # stamp changed is still as it was before the run.
         upgraded = {name: insert.excluded[name] for name in ROW_COLUMNS if name not in SEEN_COLUMNS}
@@ -128,7 +129,7 @@ class RunJournal:
             )
         )
         if kind == WRITTEN:
-            absent = _dialect_insert()(_CHANGES).values(
+            absent = dialect_insert()(_CHANGES).values(
                 [
                     {
                         "run_id": self.run_id,
@@ -163,7 +164,7 @@ class RunJournal:
         if not exists:
             harvester = db.session.get(OAIHarvester, self.harvester_id)
             db.session.execute(
-                _dialect_insert()(_JOURNALS)
+                dialect_insert()(_JOURNALS)
                 .values(
                     run_id=self.run_id,
                     harvester_id=self.harvester_id,
@@ -182,7 +183,13 @@ def journal_of(run_id: uuid.UUID) -> dict[str, Any] | None:
     return row._asdict() if row else None
 
 
-def _dialect_insert():
-    from .tracking import dialect_insert
-
-    return dialect_insert()
+def journals_of(harvester_id: str, run_ids: list[uuid.UUID]) -> list[dict[str, Any]]:
+    """The journals' heads kept for these runs of the harvester."""
+    if not run_ids:
+        return []
+    rows = db.session.execute(
+        sa.select(_JOURNALS).where(
+            _JOURNALS.c.harvester_id == harvester_id, _JOURNALS.c.run_id.in_(run_ids)
+        )
+    )
+    return [row._asdict() for row in rows]

@@ -15,11 +15,11 @@ from typing import Any
 
 import sqlalchemy as sa
 from invenio_db import db
-from sqlalchemy.dialects import postgresql, sqlite
 
 from ..models import OAIHarvestedRecord
 from ..protocol.records import header_identifier
 from .changes import NOT_INDEXED, is_shortened, retry_delay, tracking_key
+from .dialects import dialect_insert, dialect_name
 from .journal import SEEN, RunJournal
 from .lock import lock_key
 
@@ -318,7 +318,7 @@ class TrackingStore:
         never deadlock; a row that does not exist yet cannot be locked with FOR UPDATE.
         """
         identifiers = list(identifiers)
-        if not identifiers or _dialect() != "postgresql":
+        if not identifiers or dialect_name() != "postgresql":
             return
         keys = sorted({lock_key(f"{self.harvester_id}\x00{i}") for i in identifiers})
         db.session.execute(
@@ -374,7 +374,7 @@ class TrackingStore:
         never, where it is off), and the planner then scans every row of the harvester for
         each batch's look-up: quadratic over a first harvest.
         """
-        if _dialect() != "postgresql":
+        if dialect_name() != "postgresql":
             return
         db.session.execute(sa.text(f"ANALYZE {_TABLE.name}"))
         db.session.commit()
@@ -413,16 +413,3 @@ def keyset_pages(query: sa.Select, batch_size: int) -> Iterator[list[sa.Row]]:
 def _has_errors() -> sa.ColumnElement[bool]:
     """The last attempt failed (no errors are stored as SQL NULL, as the records API reads it)."""
     return _TABLE.c.errors.is_not(None)
-
-
-def _dialect() -> str:
-    return db.session.get_bind().dialect.name
-
-
-def dialect_insert():
-    name = _dialect()
-    if name == "postgresql":
-        return postgresql.insert
-    if name == "sqlite":
-        return sqlite.insert
-    raise RuntimeError(f"Unsupported database {name!r}: use PostgreSQL or SQLite.")

@@ -59,6 +59,10 @@ class PreviewRequestSchema(RunArgumentsSchema):
     def _previewable(self, data: dict[str, Any], **kwargs: Any) -> None:
         if data.get("purge"):
             raise ValidationError("A purge cannot be previewed.", field_name="purge")
+        if data.get("undo"):
+            raise ValidationError(
+                "An undo is previewed by its own dry run (undo with dry_run).", field_name="undo"
+            )
         limit = data.get("limit")
         maximum = current_settings().preview_max_limit
         if limit is not None and limit > maximum:

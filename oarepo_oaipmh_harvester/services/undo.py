@@ -49,3 +49,18 @@ def undo_plan(service: Any, identity: Any, harvester_id: str, run_id: str) -> di
     )
     report = undo.plan(run_id_of(harvester_id, run_id))
     return {"harvester": harvester_id, "dry_run": True, **report.as_dict()}
+
+
+def undo_states(harvester_id: str, run_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """For each of these runs that keeps a journal: whether it can be undone now, the run
+    that undid it, the run it undid (what the panel shows next to each run)."""
+    from ..harvest.journal import journals_of
+
+    states = {}
+    for journal in journals_of(harvester_id, [run_id_of(harvester_id, r) for r in run_ids]):
+        states[str(journal["run_id"])] = {
+            "undoable": journal["undone_by"] is None,
+            "undone_by": str(journal["undone_by"]) if journal["undone_by"] else None,
+            "undo_of": str(journal["undo_of"]) if journal["undo_of"] else None,
+        }
+    return states

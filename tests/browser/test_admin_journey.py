@@ -471,6 +471,43 @@ def test_admin_journey(
         page.wait_for_url(re.compile(r"/administration/oai-harvesters/journey$"))
         assert "Rewrite from stored XML" in page.locator("#oai-harvester-runs").inner_text()
 
+    # -- undo a run: the harvest of the changed record taken back -----------------------------
+    with browser.step("undo-a-run"):
+        harvested = browser.api("POST", "/api/oai-harvest/harvesters/journey/run").json()
+        runs = finished_runs(browser, "journey", runs_before + 2)
+        assert runs[0]["id"] == harvested["id"] and runs[0]["updated_entries"] == 1
+        assert (
+            browser.api("GET", f"/api/oai-harvest/records/journey/{changed}").json()["datestamp"]
+            != stored["datestamp"]
+        )
+        browser.goto("/administration/oai-harvesters/journey")
+        row = page.locator("#oai-harvester-runs tbody tr").first
+        questions = []
+
+        def answer(dialog):
+            questions.append(dialog.message)
+            dialog.accept()
+
+        page.once("dialog", answer)
+        row.get_by_role("button", name="Undo").click()
+        page.locator(".oai-run-undo-answer").wait_for()
+        assert questions and "write back 1 it updated" in questions[0], questions
+        runs = finished_runs(browser, "journey", runs_before + 3)
+        assert runs[0]["title"] == f"Undo of run {harvested['id']}"
+        assert runs[0]["status"] == "SUCCESS", runs[0]["message"]
+        assert (
+            browser.api("GET", f"/api/oai-harvest/records/journey/{changed}").json()["datestamp"]
+            == stored["datestamp"]
+        )
+        page.wait_for_url(re.compile(r"/administration/oai-harvesters/journey$"))
+        browser.goto("/administration/oai-harvesters/journey")
+        undone = page.locator(
+            "#oai-harvester-runs tbody tr td.oai-harvester-run-undo", has_text="undone"
+        )
+        assert undone.count() == 1
+        browser.screenshot("detail-after-undo")
+    runs_before += 2  # the harvest and its undo
+
     local = local_records(browser, "journey")
     assert local, "the journey harvester has local records to purge"
     with browser.step(

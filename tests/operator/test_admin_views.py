@@ -104,8 +104,12 @@ def test_harvester_detail_shows_job_last_runs_counts_and_records_link(as_admin, 
     )
     (row,) = tree.xpath('//*[@id="oai-harvester-runs"]/tbody/tr')
     cells = [cell.text_content().strip() for cell in row.xpath("td")]
-    # Harvested, created, updated or deleted, unchanged, failed.
-    assert cells[1] == "SUCCESS" and cells[4:] == ["50", "50", "0", "0", "0"]
+    # Harvested, created, updated or deleted, unchanged, failed; then its Undo button.
+    assert cells[1] == "SUCCESS" and cells[4:] == ["50", "50", "0", "0", "0", ""]
+    (undo,) = row.xpath('td[@class="oai-harvester-run-undo"]/div')
+    assert undo.get("data-undo-url") == (
+        f"https://repo.example.org/api/oai-harvest/harvesters/a/runs/{run['id']}/undo"
+    )
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", cells[2])  # not raw ISO
     assert row.xpath("td/a/@href") == [f"https://repo.example.org/administration/runs/{run['id']}"]
     records = tree.xpath('//*[@id="oai-harvester-records-link"]')[0]

@@ -70,7 +70,9 @@ def test_undo_and_its_undo_on_rdm(app, rdm, provider, corpus):
     identifiers = sorted(corpus.live_identifiers())
     corpus.advance_clock(hours=1)
     corpus.add("oai:new:1", {"title": ["A new one"], "creator": ["Nová, Jana"], "date": ["2021"]})
-    corpus.update(identifiers[0], metadata={**corpus.get(identifiers[0]).metadata, "title": ["Changed"]})
+    corpus.update(
+        identifiers[0], metadata={**corpus.get(identifiers[0]).metadata, "title": ["Changed"]}
+    )
     corpus.delete(identifiers[1])
     run = harvest()
     after = state(rdm)

@@ -157,7 +157,9 @@ def test_records_changed_after_the_run_are_left_alone_and_listed(
     sample_service.update(system_identity, edited, {"metadata": data["metadata"]})
 
     planned = json.loads(run_cli("undo", str(run.id), "--dry-run", "--json").output)
-    left = {step["identifier"]: step["reason"] for step in planned["steps"] if step["action"] == "left"}
+    left = {
+        step["identifier"]: step["reason"] for step in planned["steps"] if step["action"] == "left"
+    }
     assert left[identifiers[0]] == "a later run wrote it again"
     assert left[identifiers[1]].startswith(f"record {edited} was changed locally at ")
     assert len(left) == 2
@@ -170,10 +172,11 @@ def test_records_changed_after_the_run_are_left_alone_and_listed(
     assert metadata[identifiers[2]] == before[1][identifiers[2]]  # undone
     assert "oai:new:0" not in metadata
     db.session.expire_all()
-    message = db.session.scalars(
+    undo = db.session.scalars(
         db.select(type(run)).where(type(run).title == f"Undo of run {run.id}")
     ).one()
-    assert "2 left alone" in result.output
+    assert undo.status == RunStatusEnum.SUCCESS
+    assert "2 left alone, changed after the run" in result.output
 
 
 def test_a_run_without_a_journal_or_of_another_harvester_is_refused(

@@ -421,3 +421,59 @@ if (heldRoot) {
     heldRoot
   );
 }
+
+// Undo of one run (in the harvester's table of runs): what it would do is asked first (a dry
+// run), shown in the confirmation; then the undo run is started and the page shown again.
+export const UndoRunButton = ({ undoUrl, title }) => {
+  const [answer, setAnswer] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const undo = async () => {
+    setBusy(true);
+    try {
+      const planned = (await http.post(`${undoUrl}?dry_run=true`)).data;
+      const counts = planned.counts;
+      const question =
+        `Undo "${title}"? It would delete ${counts.delete} records the run created, ` +
+        `write back ${counts.revert} it updated and restore ${counts.restore} it deleted; ` +
+        `${counts.left} changed since would be left alone.`;
+      if (!window.confirm(question)) {
+        return;
+      }
+      const run = (await http.post(undoUrl)).data;
+      setAnswer({ positive: true, text: `Undo run ${run.status.toLowerCase()}.` });
+      window.setTimeout(() => window.location.reload(), 1500);
+    } catch (failure) {
+      const errors = failure?.response?.data?.errors;
+      const text = errors?.length
+        ? errors.map((error) => error.messages.join(" ")).join(" ")
+        : failure?.response?.data?.message || failure.message;
+      setAnswer({ positive: false, text });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <Button size="mini" className="oai-run-undo" loading={busy} disabled={busy} onClick={undo}>
+        Undo
+      </Button>
+      {answer && (
+        <Message size="mini" positive={answer.positive} negative={!answer.positive} className="oai-run-undo-answer">
+          {answer.text}
+        </Message>
+      )}
+    </>
+  );
+};
+
+UndoRunButton.propTypes = {
+  undoUrl: PropTypes.string.isRequired,
+  title: PropTypes.string.isRequired,
+};
+
+for (const undoRoot of document.getElementsByClassName("oai-run-undo-button")) {
+  ReactDOM.render(
+    <UndoRunButton undoUrl={undoRoot.dataset.undoUrl} title={undoRoot.dataset.title} />,
+    undoRoot
+  );
+}
