@@ -197,7 +197,8 @@ OAI_HARVESTER_DELETION_GUARD_MINIMUM = 20
 
 OAI_HARVESTER_UNDO_RUNS = 20
 """How many of a harvester's newest runs can be undone (``invenio oai undo RUN_ID``): each
-keeps the tracking rows it changed as they were before it, and older runs' journals go."""
+keeps the tracking rows it changed as they were before it, and older runs' journals go.
+0 keeps no journal (no run can be undone; a run writes a little less)."""
 
 OAI_HARVESTER_RECONCILE_MAX_SHARE = 0.2
 """Reconciliation refuses (and reports) when it would delete more than this share of records."""

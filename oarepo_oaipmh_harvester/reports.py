@@ -160,6 +160,7 @@ def build_report(
         "deleted": counted.deleted,
         "unchanged": counted.unchanged,
         "failed": counted.failed,
+        "held": counted.held,
     }
 
     def failed_record(identifier: str, reason: str) -> FailedRecord:

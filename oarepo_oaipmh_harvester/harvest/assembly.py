@@ -183,6 +183,7 @@ def make_writer(
         retry_backoff=settings.retry_backoff,
         writes=writes,
         provenance_of=provenance_of,
+        journaled=settings.undo_runs > 0,
     )
     writer.deletion_guard = deletion_guard_of(harvester, current_app.config)
     return writer
@@ -278,7 +279,8 @@ def run_harvest(
         )
         if closed:
             log.warning("Harvester %s: closed interrupted runs %s", harvester.id, closed)
-        if dry_run is None and request.kind not in (RunKind.PURGE, RunKind.REINDEX):
+        kept = request.kind not in (RunKind.PURGE, RunKind.REINDEX)
+        if dry_run is None and kept and settings.undo_runs > 0:
             # Before anything is written: the watermarks as the run found them.
             RunJournal(harvester.id, run_id).begin(
                 undo_of=uuid.UUID(request.undo) if request.undo else None,

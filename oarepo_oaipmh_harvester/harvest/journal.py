@@ -81,9 +81,12 @@ class RunJournal:
             kept = [_JOURNALS.c.run_id.not_in(newest.scalar_subquery())]
             if undo_of is not None:  # the run being undone keeps its journal, however old
                 kept.append(_JOURNALS.c.run_id != undo_of)
-            db.session.execute(
-                sa.delete(_JOURNALS).where(_JOURNALS.c.harvester_id == self.harvester_id, *kept)
+            pruned = sa.select(_JOURNALS.c.run_id).where(
+                _JOURNALS.c.harvester_id == self.harvester_id, *kept
             )
+            # Both tables: SQLite enforces no foreign key (so no cascade) unless told to.
+            db.session.execute(sa.delete(_CHANGES).where(_CHANGES.c.run_id.in_(pruned)))
+            db.session.execute(sa.delete(_JOURNALS).where(_JOURNALS.c.run_id.in_(pruned)))
         db.session.commit()
         self._begun = True
 

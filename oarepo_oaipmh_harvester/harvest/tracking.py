@@ -43,11 +43,15 @@ _KEY = (_TABLE.c.harvester_id, _TABLE.c.oai_identifier)
 class TrackingStore:
     """Tracking rows of one harvester, as one run reads and writes them."""
 
-    def __init__(self, harvester_id: str, run_id: uuid.UUID | None = None) -> None:
+    def __init__(
+        self, harvester_id: str, run_id: uuid.UUID | None = None, *, journaled: bool = True
+    ) -> None:
         self.harvester_id = harvester_id
         self.run_id = run_id
         # What a run changes is kept, row by row, so that the run can be undone (:mod:`.undo`).
-        self.journal = RunJournal(harvester_id, run_id) if run_id is not None else None
+        self.journal = (
+            RunJournal(harvester_id, run_id) if run_id is not None and journaled else None
+        )
 
     # -- reading -------------------------------------------------------------------------
     def load(

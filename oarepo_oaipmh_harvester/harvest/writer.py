@@ -48,13 +48,14 @@ class RecordWriter:
         retry_backoff: float,
         writes: Writes | None = None,
         provenance_of: Callable[[OAIRecord], Provenance] | None = None,
+        journaled: bool = True,
     ) -> None:
         self.harvester_id = harvester_id
         self.target = target
         self.transformer = transformer
         self.run_id = run_id
         self.retry_backoff = retry_backoff
-        self.tracking = TrackingStore(harvester_id, run_id)
+        self.tracking = TrackingStore(harvester_id, run_id, journaled=journaled)
         self.unindexed = UnindexedRecords(self.tracking)
         self.writes: Writes = writes or KeptWrites()
         """Kept (a run) or rolled back and noted (a dry run)."""

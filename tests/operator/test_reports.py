@@ -148,3 +148,21 @@ def _clear_template_caches(app) -> None:
 @pytest.fixture(autouse=True)
 def _reports_on(set_config):
     set_config(OAI_HARVESTER_REPORTS=True)
+
+
+def test_a_run_that_held_deletions_says_so(harvesters, corpus, mailbox):
+    """The deletion guard (issue 37): the report names the held deletions and where to
+    release them, and its subject does not call them failed records."""
+    run_now()
+    mailbox.clear()
+    corpus.advance_clock(hours=1)
+    for identifier in sorted(corpus.live_identifiers())[:25]:
+        corpus.delete(identifier)
+    run = run_now()
+    assert run.status.name == "PARTIAL_SUCCESS"
+    (message,) = mailbox
+    assert message.subject.endswith('"Harvester A" held back deletions for you to confirm')
+    assert "held back  25 deletions (the deletion guard)" in message.body
+    assert "invenio oai deletions a" in message.body
+    assert "25 deletions held (deleted at the source: 50% of the 50 live records" in message.body
+    assert "<th align=\"left\">Held back</th><td>25 deletions" in message.html

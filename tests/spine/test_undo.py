@@ -13,7 +13,7 @@ from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_jobs.models import RunStatusEnum
 
-from oarepo_oaipmh_harvester.models import OAIHarvester
+from oarepo_oaipmh_harvester.models import OAIHarvester, OAIRunChange, OAIRunJournal
 from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
 from oarepo_oaipmh_harvester.services.errors import HarvesterValidationError
 
@@ -192,3 +192,27 @@ def test_a_run_without_a_journal_or_of_another_harvester_is_refused(
     assert "has no journal" in str(refused.value.messages)
     unknown = run_cli("undo", "8d5ba9c2-0000-4000-8000-000000000000")
     assert unknown.exit_code != 0 and "has no journal" in unknown.output
+
+
+def test_only_the_newest_runs_keep_a_journal(
+    app, db, clean_index, provider, corpus, sample_service, monkeypatch
+):
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_UNDO_RUNS", 2)
+    make_harvester(provider.base_url)
+    runs = [harvest(), harvest(), harvest()]
+    with pytest.raises(HarvesterValidationError) as refused:
+        current_harvest_runs_service.harvest_in_process(
+            system_identity, "test", {"undo": str(runs[0].id)}
+        )
+    assert "OAI_HARVESTER_UNDO_RUNS" in str(refused.value.messages)
+    assert len(journals()) == 2
+
+    monkeypatch.setitem(app.config, "OAI_HARVESTER_UNDO_RUNS", 0)  # no journal at all
+    corpus.advance_clock(hours=1)
+    corpus.update(sorted(corpus.live_identifiers())[0], metadata={"title": ["Changed"]})
+    harvest()
+    assert len(journals()) == 2 and not db.session.scalars(db.select(OAIRunChange)).all()
+
+
+def journals() -> list:
+    return db.session.scalars(db.select(OAIRunJournal)).all()
