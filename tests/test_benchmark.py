@@ -27,7 +27,7 @@ def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     report = tmp_path / "bench.json"
     result = subprocess.run(
         [sys.executable, "benchmarks/harvest.py"]
-        + ["--phases", "fetch,rdm,rdm_workers,rdm_grown,formats", "--format-records", "3"]
+        + ["--phases", "fetch,journal,rdm,rdm_workers,rdm_grown,formats", "--format-records", "3"]
         + ["--records", "300", "--rdm-records", "6", "--rdm-worker-counts", "1"]
         + ["--rdm-site-records", "40", "--rdm-growth-records", "12"]
         + ["--quiet-wait", "0", "--json", str(report)],
@@ -87,6 +87,13 @@ def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
         assert grown[name]["total_entries"] == 6, name
         assert f"check rdm_grown.{name}: 7 published records, 0 open drafts" in result.stdout
     assert summary["rdm_grown_indexed_over_empty"] > 0
+    # The run journal (issue 37): a harvest with and without it, and the undo of a run.
+    journal = outcome["phases"]["journal"]["steps"]
+    assert journal["full_off"]["inserted_entries"] == journal["full_on"]["inserted_entries"] == 300
+    assert journal["undo"]["run_status"] == "SUCCESS"
+    assert journal["undo_plan"]["counts"]["revert"] == journal["incremental_on"]["updated_entries"]
+    assert journal["summary"]["full_on_over_off"] > 0
+    assert "journal / no journal, time a record: full " in result.stdout
 
 
 def test_the_benchmark_runs_its_files_phase(tmp_path, search_server):

@@ -17,7 +17,7 @@ INDEX_PREFIX = "oaibench-"
 DEFAULT_DB = "postgresql+psycopg2://postgres@127.0.0.1:5432/oaiharvest_bench"
 PHASES = (
     "fetch", "write", "naive", "ours", "batch", "workers", "rdm", "rdm_workers", "rdm_grown",
-    "formats", "files",
+    "formats", "files", "journal",
 )  # fmt: skip
 RDM_PHASES = ("rdm", "rdm_workers", "rdm_grown", "formats")
 # rdm_grown grows a site to --rdm-site-records first: asked for by name only.

@@ -11,6 +11,7 @@ from typing import Any
 
 from harvest_bench.phases.files import phase_files
 from harvest_bench.phases.formats import phase_formats
+from harvest_bench.phases.journal import phase_journal
 from harvest_bench.phases.limits import phase_fetch, phase_naive, phase_write
 from harvest_bench.phases.ours import phase_batch, phase_ours
 from harvest_bench.phases.rdm import phase_rdm
@@ -30,5 +31,6 @@ PHASE_FUNCTIONS: dict[str, Callable[..., dict[str, Any]]] = {
     "rdm_grown": phase_rdm_grown,
     "formats": phase_formats,
     "files": phase_files,
+    "journal": phase_journal,
     "rdm_profile": phase_rdm_profile,  # benchmarks/profile_rdm.py, not a --phases name
 }

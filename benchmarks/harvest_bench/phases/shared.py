@@ -79,6 +79,7 @@ def run_harvest(label: str, total_hint: int | None, **kwargs: Any) -> dict[str, 
         system_identity, HARVESTER_ID, progress=progress, **kwargs
     )
     return {
+        "run_id": str(run.id),
         "run_status": str(getattr(run.status, "name", run.status)),
         "run_message": run.message,
         "total_entries": run.total_entries,
