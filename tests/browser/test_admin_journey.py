@@ -508,6 +508,43 @@ def test_admin_journey(
         browser.screenshot("detail-after-undo")
     runs_before += 2  # the harvest and its undo
 
+    # -- the deletion guard: a run that would delete a fifth of the records holds them ---------
+    gone = sorted(
+        r.identifier
+        for r in browser_corpus.select(set_spec="phys")
+        if not r.deleted and r.identifier != changed
+    )[:25]
+    browser_corpus.advance_clock(minutes=10)
+    for identifier in gone:
+        browser_corpus.delete(identifier)
+    with browser.step("held-deletions-confirmed"):
+        browser.api("POST", "/api/oai-harvest/harvesters/journey/run")
+        runs = finished_runs(browser, "journey", runs_before + 1)
+        assert runs[0]["status"] == "PARTIAL_SUCCESS", runs[0]
+        assert "25 deletions held" in runs[0]["message"]
+        browser.goto("/administration/oai-harvesters/journey")
+        banner = page.locator("#oai-harvester-held-deletions")
+        banner.wait_for()
+        assert "25 deletions are held" in banner.inner_text()
+        assert all(local_records(browser, "journey").get(i) for i in gone)  # still published
+        browser.screenshot("held-deletions-banner")
+        questions = []
+
+        def accept(dialog):
+            questions.append(dialog.message)
+            dialog.accept()
+
+        page.once("dialog", accept)
+        banner.get_by_role("button", name="Delete them").click()
+        answer = page.locator("#oai-held-deletions-answer")
+        answer.wait_for()
+        assert questions == ["Delete the 25 local records whose deletion is held?"]
+        assert "Deleted 25 records; 0 failed." in answer.inner_text()
+        held = browser.api("GET", "/api/oai-harvest/harvesters/journey/deletions").json()
+        assert held["held"] == 0
+        assert not any(local_records(browser, "journey").get(i) for i in gone)
+    runs_before += 1  # the run that held them
+
     local = local_records(browser, "journey")
     assert local, "the journey harvester has local records to purge"
     with browser.step(

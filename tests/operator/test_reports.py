@@ -165,4 +165,4 @@ def test_a_run_that_held_deletions_says_so(harvesters, corpus, mailbox):
     assert "held back  25 deletions (the deletion guard)" in message.body
     assert "invenio oai deletions a" in message.body
     assert "25 deletions held (deleted at the source: 50% of the 50 live records" in message.body
-    assert "<th align=\"left\">Held back</th><td>25 deletions" in message.html
+    assert '<th align="left">Held back</th><td>25 deletions' in message.html

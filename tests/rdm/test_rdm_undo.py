@@ -96,3 +96,33 @@ def test_undo_and_its_undo_on_rdm(app, rdm, provider, corpus):
     )
     assert redo.status == RunStatusEnum.SUCCESS, redo.message
     assert state(rdm) == after  # the tombstone of the created record restored, same pid
+
+
+def test_a_record_a_curator_published_again_after_the_run_is_left_alone(app, rdm, provider, corpus):
+    make_harvester(provider.base_url, target=RDM_TARGET, transformer=TRANSFORMER)
+    harvest()
+    identifiers = sorted(corpus.live_identifiers())
+    corpus.advance_clock(hours=1)
+    for identifier in identifiers[:2]:
+        metadata = corpus.get(identifier).metadata
+        corpus.update(identifier, metadata={**metadata, "title": [f"Changed {identifier}"]})
+    run = harvest()
+    edited = tracking()[identifiers[0]].local_pid
+    draft = rdm.edit(system_identity, edited)
+    data = draft.data
+    data["metadata"]["title"] = "Corrected by a curator"
+    rdm.update_draft(system_identity, edited, data)
+    rdm.publish(system_identity, edited)
+
+    undo = current_harvest_runs_service.harvest_in_process(
+        system_identity, "test", {"undo": str(run.id)}, title=f"Undo of run {run.id}"
+    )
+
+    assert undo.status == RunStatusEnum.SUCCESS, undo.message
+    assert rdm.read(system_identity, edited).data["metadata"]["title"] == "Corrected by a curator"
+    other = tracking()[identifiers[1]].local_pid
+    assert rdm.read(system_identity, other).data["metadata"]["title"] != f"Changed {identifiers[1]}"
+    db.session.expire_all()
+    message = db.session.get(Run, undo.id).message or ""
+    assert "1 updated records written back" in message
+    assert f"1 left alone, changed after the run: {identifiers[0]} (record {edited} was " in message
