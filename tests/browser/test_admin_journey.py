@@ -39,9 +39,9 @@ def closed_port() -> int:
 
 
 def runs_of(browser: Browser, harvester_id: str) -> list[dict]:
-    return browser.api("GET", f"/api/oai-harvest/harvesters/{harvester_id}/runs").json()["hits"][
-        "hits"
-    ]
+    """Every run of the harvester, the newest first (the journey makes more than a page)."""
+    path = f"/api/oai-harvest/harvesters/{harvester_id}/runs?size=100"
+    return browser.api("GET", path).json()["hits"]["hits"]
 
 
 def finished_runs(browser: Browser, harvester_id: str, count: int) -> list[dict]:
