@@ -72,6 +72,19 @@ def tick(browser: Browser, name: str) -> None:
     browser.page.locator(f"form .field:has([name='{name}']) .checkbox").click()
 
 
+def accept_the_next_dialog(page) -> list[str]:
+    """Say OK to the page's next window.confirm (Playwright dismisses it otherwise); the list
+    gets its question."""
+    questions: list[str] = []
+
+    def accept(dialog) -> None:
+        questions.append(dialog.message)
+        dialog.accept()
+
+    page.once("dialog", accept)
+    return questions
+
+
 def local_records(browser: Browser, harvester_id: str) -> dict[str, str]:
     """OAI identifier -> local pid of the harvester's records that have one."""
     hits = browser.api(
@@ -482,13 +495,7 @@ def test_admin_journey(
         )
         browser.goto("/administration/oai-harvesters/journey")
         row = page.locator("#oai-harvester-runs tbody tr").first
-        questions = []
-
-        def answer(dialog):
-            questions.append(dialog.message)
-            dialog.accept()
-
-        page.once("dialog", answer)
+        questions = accept_the_next_dialog(page)
         row.get_by_role("button", name="Undo").click()
         page.locator(".oai-run-undo-answer").wait_for()
         assert questions and "write back 1 it updated" in questions[0], questions
@@ -528,13 +535,7 @@ def test_admin_journey(
         assert "25 deletions are held" in banner.inner_text()
         assert all(local_records(browser, "journey").get(i) for i in gone)  # still published
         browser.screenshot("held-deletions-banner")
-        questions = []
-
-        def accept(dialog):
-            questions.append(dialog.message)
-            dialog.accept()
-
-        page.once("dialog", accept)
+        questions = accept_the_next_dialog(page)
         banner.get_by_role("button", name="Delete them").click()
         answer = page.locator("#oai-held-deletions-answer")
         answer.wait_for()

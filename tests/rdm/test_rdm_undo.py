@@ -15,26 +15,16 @@ from invenio_db import db
 from invenio_jobs.models import Run, RunStatusEnum
 from invenio_rdm_records.services.errors import RecordDeletedException
 
-from oarepo_oaipmh_harvester.models import OAIHarvester
+from oarepo_oaipmh_harvester.models import OAIHarvestedRecord, OAIHarvester
 from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
 
 from .conftest import RDM_TARGET, TRANSFORMER
 from .helpers import tracking
 
-ROW_FIELDS = (
-    "datestamp",
-    "deleted",
-    "local_pid",
-    "errors",
-    "warnings",
-    "original_xml",
-    "transformed",
-    "harvested_at",
-    "run_id",
-    "attempts",
-    "purged",
-    "adopted",
-    "held_deletion",
+ROW_FIELDS = tuple(
+    column.name
+    for column in OAIHarvestedRecord.__table__.columns
+    if column.name not in ("harvester_id", "oai_identifier")
 )
 
 

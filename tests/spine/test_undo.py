@@ -13,28 +13,23 @@ from invenio_access.permissions import system_identity
 from invenio_db import db
 from invenio_jobs.models import RunStatusEnum
 
-from oarepo_oaipmh_harvester.models import OAIHarvester, OAIRunChange, OAIRunJournal
+from oarepo_oaipmh_harvester.models import (
+    OAIHarvestedRecord,
+    OAIHarvester,
+    OAIRunChange,
+    OAIRunJournal,
+)
 from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
 from oarepo_oaipmh_harvester.services.errors import HarvesterValidationError
 
 from .helpers import live_local_count, tracking
 
-# What a tracking row holds; a restored record of a plain target (no tombstones) gets a new pid.
-ROW_FIELDS = (
-    "datestamp",
-    "deleted",
-    "errors",
-    "warnings",
-    "original_xml",
-    "transformed",
-    "harvested_at",
-    "run_id",
-    "attempts",
-    "next_attempt_at",
-    "purged",
-    "adopted",
-    "files",
-    "held_deletion",
+# Every column of a tracking row; a restored record of a plain target (no tombstones) gets a
+# new pid.
+ROW_FIELDS = tuple(
+    column.name
+    for column in OAIHarvestedRecord.__table__.columns
+    if column.name not in ("harvester_id", "oai_identifier", "local_pid")
 )
 
 
