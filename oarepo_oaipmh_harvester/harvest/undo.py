@@ -311,7 +311,7 @@ class RunUndo:
             return change["local_pid"] if self.target.keeps_deleted_pids else None
         if step.action == "restore":
             pid, created = self.target.create_or_update(
-                change["local_pid"], change["transformed"], uow, restore=True
+                change["local_pid"], _as_written(change), uow, restore=True
             )
             counts.created += 1
             return pid
@@ -320,7 +320,7 @@ class RunUndo:
                 # A version the run made (changed files): it goes, the earlier one stays.
                 self.target.delete(now["local_pid"], uow)
             pid, created = self.target.create_or_update(
-                change["local_pid"], change["transformed"], uow, restore=False
+                change["local_pid"], _as_written(change), uow, restore=False
             )
             counts.updated += 1
             return pid
@@ -366,6 +366,19 @@ class RunUndo:
                 .values(undone_by=None)
             )
         db.session.commit()
+
+
+HELD_FILE = ("fetched", "unchanged")
+"""Statuses of a file the local record holds (the tracking row's ``files``)."""
+
+
+def _as_written(change: dict[str, Any]) -> dict[str, Any]:
+    """The data the harvest wrote before the run, as the record held it: the tracking row keeps
+    the transformer's data, and a record that held files had them enabled."""
+    data = change["transformed"]
+    if any(entry.get("status") in HELD_FILE for entry in change["files"] or ()):
+        data = {**data, "files": {**(data.get("files") or {}), "enabled": True}}
+    return data
 
 
 def _is_live(row: dict[str, Any] | None) -> bool:

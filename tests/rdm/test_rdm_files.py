@@ -295,6 +295,7 @@ def test_a_dry_run_names_the_file_changes_and_downloads_nothing(rdm_openaire, re
     assert len(provider.file_requests) == requests_before
     assert tracking()[identifier].local_pid == first
     assert files_of(rdm_openaire, first) == {"article.pdf": md5(PDF)}
+    assert rdm_openaire.read(system_identity, first).data["versions"]["is_latest"] is True
 
 
 def test_the_tracking_row_lists_its_files_over_rest_and_on_the_command_line(
@@ -339,3 +340,43 @@ def test_a_rewrite_from_the_stored_xml_downloads_nothing_that_did_not_change(
     assert row.local_pid == first
     assert [(f["key"], f["status"]) for f in row.files] == [("article.pdf", "unchanged")]
     assert files_of(rdm_openaire, first) == {"article.pdf": md5(PDF)}
+    assert rdm_openaire.read(system_identity, first).data["versions"]["is_latest"] is True
+
+
+def test_the_undo_of_a_run_that_made_a_new_version_goes_back_to_the_earlier_version(
+    rdm_openaire, repository
+):
+    """Undo (issue 37) where the run made a new version for a changed file: that version
+    becomes a tombstone, the earlier one (with its files) is the record again, and the tracking
+    row follows it back."""
+    from invenio_db import db
+    from invenio_jobs.models import RunStatusEnum
+    from invenio_rdm_records.services.errors import RecordDeletedException
+
+    from oarepo_oaipmh_harvester.proxies import current_harvest_runs_service
+
+    pdf = repository.provider.serve_file("3/article.pdf", PDF)
+    identifier = repository.publish("3", [(pdf, OPEN)])
+    harvester(repository, files="copy")
+    run_harvest("test")
+    first = tracking()[identifier].local_pid
+    files_before = tracking()[identifier].files
+    repository.corpus.advance_clock(hours=1)
+    repository.provider.serve_file("3/article.pdf", PDF.replace(b"spectral", b"SPECTRAL"))
+    repository.publish("3", [(pdf, OPEN)], update=True)
+    run = current_harvest_runs_service.harvest_in_process(system_identity, "test")
+    newer = tracking()[identifier].local_pid
+    assert run.status == RunStatusEnum.SUCCESS and newer != first
+
+    undo = current_harvest_runs_service.harvest_in_process(
+        system_identity, "test", {"undo": str(run.id)}
+    )
+
+    assert undo.status == RunStatusEnum.SUCCESS, undo.message
+    db.session.expire_all()
+    row = tracking()[identifier]
+    assert row.local_pid == first and row.files == files_before
+    with pytest.raises(RecordDeletedException):
+        rdm_openaire.read(system_identity, newer)
+    assert files_of(rdm_openaire, first) == {"article.pdf": md5(PDF)}
+    assert rdm_openaire.read(system_identity, first).data["versions"]["is_latest"] is True
