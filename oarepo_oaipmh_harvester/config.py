@@ -195,6 +195,13 @@ A harvester's own ``deletion_guard`` overrides it; 0 turns the guard off."""
 OAI_HARVESTER_DELETION_GUARD_MINIMUM = 20
 """Fewer deletions than this in one run are never held, whatever their share."""
 
+OAI_HARVESTER_MATCH_ON = ["doi", "handle", "arxiv", "pmid", "isbn", "urn"]
+"""The identifier schemes (RDM's names) by which a new harvested record is matched to a local
+record that no harvester tracks (InvenioRDM targets), tried in this order: one match is taken
+over where the harvester's doi_conflicts says take-over (else the record fails naming it), two
+fail naming both; never by title. A harvester's own ``match_on`` overrides it. The DOI is the
+PID store's and always looked up."""
+
 OAI_HARVESTER_UNDO_RUNS = 20
 """How many of a harvester's newest runs can be undone (``invenio oai undo RUN_ID``): each
 keeps the tracking rows it changed as they were before it, and older runs' journals go.

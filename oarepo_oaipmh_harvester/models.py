@@ -70,6 +70,9 @@ class OAIHarvester(db.Model, db.Timestamp):
     # Percent of the live records one run may delete before its deletions are held
     # (harvest/deletion_guard.py); 0: no guard; None: OAI_HARVESTER_DELETION_GUARD.
     deletion_guard = db.Column(db.Float, nullable=True)
+    # Identifier schemes a new record is matched to an untracked local one by, in order
+    # (harvest/targets/matching.py); None: OAI_HARVESTER_MATCH_ON.
+    match_on = db.Column(JSONType, nullable=True)
     # A paused harvester is left out of the run-all job (its own job still runs if asked).
     active = db.Column(db.Boolean, nullable=False, default=True)
     # HTTP Basic credentials and request headers for the provider, encrypted with a key

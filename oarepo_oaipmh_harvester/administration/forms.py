@@ -19,6 +19,7 @@ from ..proxies import current_oai_harvester
 from ..services.run_schemas import PreviewRequestSchema, RunRequestSchema
 from ..services.targets import writable_target_ids
 from ..transformers.rdm.base import MissingCreatorChoice
+from .guard_fields import GUARD_FIELDS
 
 FORM_TITLES = {
     "since": _("Since"),
@@ -360,17 +361,6 @@ FORM_FIELDS = {
             "Fetch the files the source marks restricted too; they are stored restricted."
         ),
     },
-    "deletion_guard": {
-        "order": 9.77,
-        "text": _("Deletion guard (percent)"),
-        # A float has no widget in the form renderer; the API reads decimal text.
-        "type": "string",
-        "description": _(
-            "A run that would delete more than this share of the live records (and at least "
-            "OAI_HARVESTER_DELETION_GUARD_MINIMUM) holds its deletions for you to confirm or "
-            "reject; 0 turns the guard off. Empty: OAI_HARVESTER_DELETION_GUARD."
-        ),
-    },
     "set_communities": {
         "order": 9.25,
         "text": _("Communities of sets"),
@@ -418,6 +408,7 @@ FORM_FIELDS = {
             "tick this to take them over anyway (else the form says which harvester left them)."
         ),
     },
+    **GUARD_FIELDS,
 }
 
 MAX_USER_OPTIONS = 500

@@ -26,6 +26,7 @@ OPTION_OF_FIELD = {
     "auth": "--auth-user/--auth-password-file",
     "headers": "--header",
     "files_hosts": "--files-host",
+    "match_on": "--match-on",
     "files_restricted": "--files-restricted/--no-files-restricted",
 }
 """Fields whose option is not simply ``--<field-name>``."""

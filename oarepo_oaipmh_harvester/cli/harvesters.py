@@ -19,7 +19,7 @@ HARVESTER_FIELDS = (
     "batch_size", "request_delay", "harvest_managers", "owner", "community", "target_adapter",
     "local_drafts", "invalid_drafts", "doi_conflicts", "set_communities", "missing_creator",
     "missing_creator_text", "metadata_prefix_choice", "files", "files_failure", "files_changes",
-    "files_max_size", "files_hosts", "files_restricted", "files_text", "deletion_guard", "active", "credentials", "watermark", "created", "updated",
+    "files_max_size", "files_hosts", "files_restricted", "files_text", "deletion_guard", "match_on", "active", "credentials", "watermark", "created", "updated",
 )  # fmt: skip
 
 
@@ -104,6 +104,14 @@ def _harvester_options(required: bool):
                 "its subdomains); repeat. The provider's credentials go to its own host only.",
             ),
             click.option(
+                "--match-on",
+                "match_on",
+                multiple=True,
+                metavar="SCHEME",
+                help="An identifier scheme (doi, handle, arxiv, pmid, isbn, urn) a new record is "
+                "matched to a local record by; repeat, in order. Default: OAI_HARVESTER_MATCH_ON.",
+            ),
+            click.option(
                 "--files-restricted/--no-files-restricted",
                 default=None,
                 help="Fetch the files the source marks restricted too (stored restricted).",
@@ -175,7 +183,7 @@ def _collect(values: dict[str, Any]) -> dict[str, Any]:
     user = values.pop("auth_user", None)
     password_file = values.pop("auth_password_file", None)
     data = {k: v for k, v in values.items() if v is not None and v != ()}
-    for key in ("setspecs", "harvest_managers", "files_hosts"):
+    for key in ("setspecs", "harvest_managers", "files_hosts", "match_on"):
         if key in data:
             data[key] = list(data[key])
     if "set_communities" in data:

@@ -151,7 +151,11 @@ def make_writer(
 
     settings = settings or current_settings()
     harvester = _stored_harvester(harvester_id)
-    options = TargetOptions.of(harvester, files_defaults(current_app.config))
+    options = TargetOptions.of(
+        harvester,
+        files_defaults(current_app.config),
+        match_on=current_app.config["OAI_HARVESTER_MATCH_ON"],
+    )
     # Plain values: the writer runs past commits that expire the ORM object.
     name, base_url, prefix = harvester.name, harvester.base_url, harvester.metadata_prefix
 

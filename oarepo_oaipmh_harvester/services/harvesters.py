@@ -77,8 +77,7 @@ EDITABLE_FIELDS = (
     "set_communities",
     "missing_creator",
     "files", "files_failure", "files_changes", "files_max_size", "files_hosts",
-    "files_restricted",
-    "deletion_guard",
+    "files_restricted", "deletion_guard", "match_on",
     "active",
 )  # fmt: skip
 
@@ -117,6 +116,7 @@ class HarvesterView:
     files_hosts: list[str] | None
     files_restricted: bool
     deletion_guard: float | None
+    match_on: list[str] | None
     active: bool
     credentials: str | None
     """Sealed (encrypted): the schema shows only what is set."""

@@ -23,10 +23,7 @@ from marshmallow_utils.fields import TZDateTime
 
 from ..arguments import PlainList
 from ..credentials import summary as credentials_summary
-from ..harvest.targets.options import (
-    POLICY_FIELDS,
-    TargetOptions,
-)
+from ..harvest.targets.options import MATCH_SCHEMES, POLICY_FIELDS, TargetOptions
 from ..models import OAIHarvester
 from ..proxies import current_oai_harvester
 from ..text import StorableText, echoed, field_reference
@@ -88,6 +85,7 @@ OPTIONAL_FIELDS = (
     "missing_creator",
     "files_max_size",
     "deletion_guard",
+    "match_on",
     *POLICY_FIELDS,
 )
 
@@ -178,6 +176,8 @@ class HarvesterSchema(Schema):
     deletion_guard = fields.Float(
         load_default=None, allow_none=True, validate=validate.Range(min=0, max=100)
     )
+    # Identifier schemes a new record is matched to a local one by, in order; None: the site's.
+    match_on = PlainList(fields.String(validate=validate.OneOf(MATCH_SCHEMES)), allow_none=True)
     # The panel's create form starts from metadata["default"] (else a checkbox starts unticked).
     active = fields.Boolean(load_default=True, metadata={"default": True})
     # The provider's credentials: written, never shown (`credentials` says what is set).
@@ -424,6 +424,8 @@ def apply_defaults(data: dict) -> dict:
     ):
         if data.get(name) is None:
             data[name] = getattr(defaults.files, attribute).value
+    if data.get("match_on") is not None:
+        data["match_on"] = list(dict.fromkeys(data["match_on"]))
     if "files_hosts" in data:
         data["files_hosts"] = (
             list(dict.fromkeys(h.lower() for h in data["files_hosts"] or [])) or None

@@ -297,3 +297,27 @@ def test_files_options_on_the_command_line_in_a_fixture_and_in_the_list(
     assert "needs an InvenioRDM records target" in str(errors[0])
     beta = db.session.get(OAIHarvester, "beta")
     assert (beta.files, beta.files_failure) == ("link", "metadata-only")
+
+
+def test_match_on_on_the_command_line_and_over_rest(users, provider, run_cli, login):
+    """The identifier schemes a new record is matched by (issue 38): in order, duplicates
+    dropped, a scheme that is none refused on its option; over REST the same field."""
+    result = run_cli(
+        "harvester", "create", "--id", "matched", "--name", "Matched",
+        "--base-url", provider.base_url, "--metadata-prefix", "oai_dc",
+        "--target", "oai-sample-records", "--match-on", "handle", "--match-on", "doi",
+        "--match-on", "handle", "--no-check",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    listed = {h["id"]: h for h in json.loads(run_cli("harvester", "list", "--json").output)}
+    assert listed["matched"]["match_on"] == ["handle", "doi"]
+    refused = run_cli("harvester", "update", "matched", "--match-on", "title", "--no-check")
+    assert refused.exit_code != 0 and "--match-on" in refused.output
+
+    client = login(users.admin)
+    api = "/api/oai-harvest/harvesters/matched"
+    res = client.put(api, query_string={"check": "false"}, json={"match_on": ["pmid", "isbn"]})
+    assert res.status_code == 200, res.json
+    assert client.get(api).json["match_on"] == ["pmid", "isbn"]
+    res = client.put(api, query_string={"check": "false"}, json={"match_on": ["title"]})
+    assert res.status_code == 400 and res.json["errors"][0]["field"].startswith("match_on")

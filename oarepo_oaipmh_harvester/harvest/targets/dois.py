@@ -29,6 +29,25 @@ def doi_holders(doi: str) -> sa.Select:
     )
 
 
+def doi_holder(service: Any, doi: str, *, gone: tuple[type[Exception], ...]) -> str | None:
+    """The pid of the local record (or draft) of `service` that holds `doi`, if any.
+
+    Read from the PID store, which decides who may register a DOI; the search index may not
+    have the holder yet. DOIs compare without regard to case.
+    """
+    from invenio_db import db
+
+    found = db.session.scalars(doi_holders(doi).limit(1)).first()
+    if found is None or found.object_uuid is None:
+        return None
+    for record_cls in (service.record_cls, service.draft_cls):
+        try:
+            return record_cls.get_record(found.object_uuid, with_deleted=True).pid.pid_value
+        except gone:
+            continue
+    return None
+
+
 def _refuse_doi_held(doi: str | None, holder: str | None, *, pid: str | None) -> None:
     """DoiConflict when `holder`, a record other than `pid`, holds `doi`."""
     if holder is None or holder == pid:

@@ -9,10 +9,14 @@ no invenio-rdm-records, so that services, the CLI and the admin panel can offer 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+MATCH_SCHEMES = ("doi", "handle", "arxiv", "pmid", "isbn", "urn")
+"""The identifier schemes a new record can be matched to a local record by (RDM's names),
+in the default order (OAI_HARVESTER_MATCH_ON)."""
 
 
 class AdapterKind(StrEnum):
@@ -124,12 +128,22 @@ class TargetOptions:
     invalid_drafts: InvalidDraftPolicy = InvalidDraftPolicy.DISCARD
     doi_conflicts: DoiConflictPolicy = DoiConflictPolicy.FAIL
     files: FilesOptions = field(default_factory=FilesOptions)
+    match_on: tuple[str, ...] = MATCH_SCHEMES
+    """Identifier schemes a new record is matched to a local one by, in this order."""
 
     @classmethod
-    def of(cls, harvester: Any, files_defaults: Mapping[str, Any] | None = None) -> TargetOptions:
+    def of(
+        cls,
+        harvester: Any,
+        files_defaults: Mapping[str, Any] | None = None,
+        match_on: Sequence[str] = MATCH_SCHEMES,
+    ) -> TargetOptions:
         """The options stored on a harvester (any object with the model's attributes);
-        `files_defaults`: the site's limits for files (see :func:`files_options_of`)."""
+        `files_defaults`: the site's limits for files (see :func:`files_options_of`);
+        `match_on`: the site's schemes, for a harvester that names none."""
+        stored = getattr(harvester, "match_on", None)
         return cls(
+            match_on=tuple(stored if stored is not None else match_on),
             adapter=AdapterKind(getattr(harvester, "target_adapter", None) or AdapterKind.AUTO),
             owner=getattr(harvester, "owner", None),
             community=getattr(harvester, "community", None) or None,
