@@ -527,4 +527,5 @@ def test_a_run_says_when_publishing_reads_whole_tables(rdm, provider, app, monke
 
     for name in tables:  # in the test's transaction, which is rolled back
         db.session.execute(sa.text(f"CREATE INDEX ix_{name}_parent_id ON {name} (parent_id)"))
-    assert DraftsServiceTarget(rdm, system_identity, harvester_id="test").scale_warnings() == []
+    warnings = DraftsServiceTarget(rdm, system_identity, harvester_id="test").scale_warnings()
+    assert not [warning for warning in warnings if "parent_id" in warning]

@@ -22,6 +22,7 @@ from .base import (
     TargetAdapter,
     WrittenItem,
 )
+from .matching import records_created_in_a_batch
 from .options import AdapterKind, TargetOptions
 from .records import RecordsServiceTarget
 from .schema_references import schema_references_resolved_once
@@ -53,8 +54,13 @@ def is_draft_service(service: Any) -> bool:
 @contextmanager
 def lookups_shared_by_a_batch() -> Iterator[None]:
     """While a batch is written: what every record of it looks up the same way, its JSON
-    Schema's references and the vocabulary entries it names, is resolved once."""
-    with schema_references_resolved_once(), vocabulary_entries_resolved_once():
+    Schema's references and the vocabulary entries it names, is resolved once; the records it
+    creates are known (never a local twin of its other records)."""
+    with (
+        schema_references_resolved_once(),
+        vocabulary_entries_resolved_once(),
+        records_created_in_a_batch(),
+    ):
         yield
 
 

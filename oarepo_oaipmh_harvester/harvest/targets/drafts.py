@@ -39,7 +39,7 @@ from .dois import (  # noqa: F401 (doi_holders: imported from here too)
 )
 from .draft_files import DraftFiles
 from .files_location import files_location_named
-from .matching import LocalTwins, refuse_twin
+from .matching import LocalTwins, note_created, refuse_twin
 from .options import DoiConflictPolicy, InvalidDraftPolicy, LocalDraftPolicy
 from .records import index_records_of
 
@@ -212,7 +212,7 @@ class DraftsServiceTarget(TargetAdapter):
             draft = self.service.create(self.identity, data, uow=uow)
         if self.files is not None:
             self.files.attach(draft.id, uow, fresh=True)
-        return self._publish_draft(draft.id, data, uow, draft=draft)
+        return note_created(self._publish_draft(draft.id, data, uow, draft=draft))
 
     def restore(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
         if self.keeps_deleted_pids and _is_deleted(self._published(pid)):

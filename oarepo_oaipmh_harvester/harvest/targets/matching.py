@@ -12,7 +12,9 @@ before this.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +27,28 @@ from ...models import OAIHarvestedRecord
 log = logging.getLogger(__name__)
 
 _TRACKED = OAIHarvestedRecord.__table__
+
+_CREATED_IN_BATCH: ContextVar[set[str] | None] = ContextVar("created_in_batch", default=None)
+"""Pids the batch being written has created: harvested records whose tracking rows the batch
+saves only at its end, so that the look-up cannot tell them from local records yet."""
+
+
+@contextmanager
+def records_created_in_a_batch() -> Iterator[None]:
+    """While a batch is written: the records it creates are never twins of its other records."""
+    token = _CREATED_IN_BATCH.set(set())
+    try:
+        yield
+    finally:
+        _CREATED_IN_BATCH.reset(token)
+
+
+def note_created(pid: str) -> str:
+    """A record the harvest has just created (see :func:`records_created_in_a_batch`); `pid`."""
+    created = _CREATED_IN_BATCH.get()
+    if created is not None:
+        created.add(pid)
+    return pid
 
 
 class SeveralTwins(Exception):
@@ -146,7 +170,8 @@ class LocalTwins:
         latest: dict[Any, str] = {}
         for value, record in db.session.execute(self.query(scheme, identifier)).all():
             latest.setdefault(record, value)  # the newest version of each record first
-        return sorted(latest.values())
+        created = _CREATED_IN_BATCH.get() or set()
+        return sorted(pid for pid in latest.values() if pid not in created)
 
 
 def identifiers_index(table: str) -> str:
