@@ -158,26 +158,28 @@ class RunJournal:
 
     def _ensure_begun(self) -> None:
         # A worker of a fanned-out run writes under the journal its run began; a run that
-        # did not begin one (an older process) gets it here, with the watermarks as they are.
+        # did not begin one (an older process) gets it here, with the watermarks as they are,
+        # in the caller's transaction: asked again until it is found committed.
         if self._begun:
             return
         exists = db.session.scalar(
             sa.select(sa.func.count()).where(_JOURNALS.c.run_id == self.run_id)
         )
-        if not exists:
-            harvester = db.session.get(OAIHarvester, self.harvester_id)
-            db.session.execute(
-                dialect_insert()(_JOURNALS)
-                .values(
-                    run_id=self.run_id,
-                    harvester_id=self.harvester_id,
-                    started_at=datetime.now(UTC),
-                    watermark=harvester.watermark if harvester else None,
-                    watermarks=harvester.watermarks if harvester else None,
-                )
-                .on_conflict_do_nothing(index_elements=[_JOURNALS.c.run_id])
+        self._begun = bool(exists)
+        if exists:
+            return
+        harvester = db.session.get(OAIHarvester, self.harvester_id)
+        db.session.execute(
+            dialect_insert()(_JOURNALS)
+            .values(
+                run_id=self.run_id,
+                harvester_id=self.harvester_id,
+                started_at=datetime.now(UTC),
+                watermark=harvester.watermark if harvester else None,
+                watermarks=harvester.watermarks if harvester else None,
             )
-        self._begun = True
+            .on_conflict_do_nothing(index_elements=[_JOURNALS.c.run_id])
+        )
 
 
 def journal_of(run_id: uuid.UUID) -> dict[str, Any] | None:

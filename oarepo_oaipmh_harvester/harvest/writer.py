@@ -55,10 +55,12 @@ class RecordWriter:
         self.transformer = transformer
         self.run_id = run_id
         self.retry_backoff = retry_backoff
-        self.tracking = TrackingStore(harvester_id, run_id, journaled=journaled)
-        self.unindexed = UnindexedRecords(self.tracking)
         self.writes: Writes = writes or KeptWrites()
         """Kept (a run) or rolled back and noted (a dry run)."""
+        # A dry run keeps nothing, so nothing to undo either.
+        journaled = journaled and not self.writes.is_dry_run
+        self.tracking = TrackingStore(harvester_id, run_id, journaled=journaled)
+        self.unindexed = UnindexedRecords(self.tracking)
         self.marks_unchanged_as_seen = self.writes.stamps_seen
         """Stamp unchanged records with the run id; only reconciliation needs it, and on a
         re-harvest where nothing changed it is the only database write left."""
