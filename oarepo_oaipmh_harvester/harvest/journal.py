@@ -61,16 +61,7 @@ class RunJournal:
     def begin(self, *, undo_of: uuid.UUID | None = None, keep: int | None = None) -> None:
         """Note the harvester's watermarks as the run finds them (committed); with `keep`,
         only the journals of the newest `keep` runs of the harvester stay."""
-        harvester = db.session.get(OAIHarvester, self.harvester_id)
-        insert = dialect_insert()(_JOURNALS).values(
-            run_id=self.run_id,
-            harvester_id=self.harvester_id,
-            started_at=datetime.now(UTC),
-            watermark=harvester.watermark if harvester else None,
-            watermarks=harvester.watermarks if harvester else None,
-            undo_of=undo_of,
-        )
-        db.session.execute(insert.on_conflict_do_nothing(index_elements=[_JOURNALS.c.run_id]))
+        self._insert_head(undo_of)
         if keep is not None:
             newest = (
                 sa.select(_JOURNALS.c.run_id)
@@ -168,18 +159,20 @@ class RunJournal:
         self._begun = bool(exists)
         if exists:
             return
+        self._insert_head(None)
+
+    def _insert_head(self, undo_of: uuid.UUID | None) -> None:
+        """The journal's head, with the harvester's watermarks as they are now."""
         harvester = db.session.get(OAIHarvester, self.harvester_id)
-        db.session.execute(
-            dialect_insert()(_JOURNALS)
-            .values(
-                run_id=self.run_id,
-                harvester_id=self.harvester_id,
-                started_at=datetime.now(UTC),
-                watermark=harvester.watermark if harvester else None,
-                watermarks=harvester.watermarks if harvester else None,
-            )
-            .on_conflict_do_nothing(index_elements=[_JOURNALS.c.run_id])
+        insert = dialect_insert()(_JOURNALS).values(
+            run_id=self.run_id,
+            harvester_id=self.harvester_id,
+            started_at=datetime.now(UTC),
+            watermark=harvester.watermark if harvester else None,
+            watermarks=harvester.watermarks if harvester else None,
+            undo_of=undo_of,
         )
+        db.session.execute(insert.on_conflict_do_nothing(index_elements=[_JOURNALS.c.run_id]))
 
 
 def journal_of(run_id: uuid.UUID) -> dict[str, Any] | None:
