@@ -24,7 +24,9 @@ def phase_journal(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]
     address = params["provider_address"]
     n = params["records"]
     steps: dict[str, Any] = {}
-    for label, keep in (("off", 0), ("on", UNDO_RUNS)):
+    # Each pass changes its own records (a seed of its own): the same seed would write the
+    # second pass's records with the content the first pass gave them, changing nothing.
+    for label, keep, seed in (("off", 0, 21), ("on", UNDO_RUNS, 22)):
         worker.reset_storage()
         current_app.config["OAI_HARVESTER_UNDO_RUNS"] = keep
         create_harvester(params["base_url"], params["batch_size"])
@@ -33,7 +35,7 @@ def phase_journal(worker: PhaseWorker, params: dict[str, Any]) -> dict[str, Any]
             result.update(run_harvest(f"journal {label} full", n))
             result["records"] = result["total_entries"]
         steps[f"full_{label}"] = result
-        changed = provider_command(address, "change", params["change_fraction"] * 5, 21)
+        changed = provider_command(address, "change", params["change_fraction"] * 5, seed)
         log(f"journal {label}: incremental after {changed['changed']} records changed")
         with worker.step({}) as result:
             result.update(run_harvest(f"journal {label} incremental", changed["changed"]))
