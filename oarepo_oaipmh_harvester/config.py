@@ -297,7 +297,7 @@ OAI_HARVESTER_ADMIN_HARVESTERS_SORT_OPTIONS = {
 """Sort options offered by the "OAI-PMH harvesters" admin list (keys of the service's sorts)."""
 
 OAI_HARVESTER_ADMIN_RECORDS_SEARCH = {
-    "facets": ["harvester", "deleted", "has_errors", "has_warnings"],
+    "facets": ["harvester", "deleted", "has_errors", "has_warnings", "has_conflicts"],
     "sort": ["newest", "oldest", "identifier", "datestamp"],
 }
 """Search page of the "OAI-PMH harvested records" admin list."""
@@ -315,6 +315,7 @@ OAI_HARVESTER_ADMIN_RECORDS_FACETS = {
     "deleted": {"title": "Deleted at the source", "ui": {"field": "deleted"}},
     "has_errors": {"title": "With errors", "ui": {"field": "has_errors"}},
     "has_warnings": {"title": "With warnings", "ui": {"field": "has_warnings"}},
+    "has_conflicts": {"title": "With conflicts", "ui": {"field": "has_conflicts"}},
 }
 """Facets of the "OAI-PMH harvested records" admin list (aggregations of the records API)."""
 

@@ -73,6 +73,9 @@ class OAIHarvester(db.Model, db.Timestamp):
     # Identifier schemes a new record is matched to an untracked local one by, in order
     # (harvest/targets/matching.py); None: OAI_HARVESTER_MATCH_ON.
     match_on = db.Column(JSONType, nullable=True)
+    # Metadata path -> source | local | merge: what a harvest does to a field a local user
+    # changed (harvest/field_policy.py); None: the source overwrites every field.
+    field_policy = db.Column(JSONType, nullable=True)
     # A paused harvester is left out of the run-all job (its own job still runs if asked).
     active = db.Column(db.Boolean, nullable=False, default=True)
     # HTTP Basic credentials and request headers for the provider, encrypted with a key
@@ -117,6 +120,9 @@ class OAIHarvestedRecord(db.Model):
     # A deletion that waits (harvest/deletion_guard.py): "pending" (within a run), "held" (for
     # an operator to confirm or reject), "rejected" (dropped); None: none.
     held_deletion = db.Column(db.String(16), nullable=True)
+    # Fields that both the source and a local user changed at the last write, and what the
+    # harvester's field policy kept (harvest/field_policy.py); None: none.
+    conflicts = db.Column(JSONType, nullable=True)
 
     # local_pid alone: an index led by harvester_id tempts the planner, before the table has
     # statistics, to scan a harvester's whole range for each batch's identifier look-up.
@@ -174,6 +180,7 @@ class OAIRunChange(db.Model):
     adopted = db.Column(db.Boolean, nullable=True)
     files = db.Column(JSONType, nullable=True)
     held_deletion = db.Column(db.String(16), nullable=True)
+    conflicts = db.Column(JSONType, nullable=True)
 
     # Which later runs touched an identifier (an undo leaves those records alone).
     __table_args__ = (

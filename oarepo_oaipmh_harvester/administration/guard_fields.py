@@ -1,6 +1,7 @@
 """The harvester form's fields for what guards a collection: which local records a new record
-may be matched to (match_on) and how much one run may delete (deletion_guard); their labels and
-widgets as invenio-administration's form renderer gets them."""
+may be matched to (match_on), what a harvest does to local edits (field_policy) and how much one
+run may delete (deletion_guard); their labels and widgets as invenio-administration's form
+renderer gets them."""
 
 from __future__ import annotations
 
@@ -21,6 +22,17 @@ GUARD_FIELDS: dict[str, dict[str, Any]] = {
             "Identifier schemes, in order, by which a new record is matched to a local record "
             "no harvester tracks: taken over where DOI conflicts says take-over, else it fails "
             "naming it. Empty: OAI_HARVESTER_MATCH_ON."
+        ),
+    },
+    "field_policy": {
+        "order": 9.79,
+        "text": _("Field policies for local edits"),
+        "rows": 3,
+        "description": _(
+            "What a harvest does to a field a local user changed, one <code>path = policy"
+            "</code> per line: <code>source</code> overwrites (the default), <code>local</code> "
+            "keeps the local value, <code>merge</code> unites lists (e.g. "
+            "<code>metadata.subjects = merge</code>; <code>custom_fields.*</code>: each)."
         ),
     },
     "deletion_guard": {

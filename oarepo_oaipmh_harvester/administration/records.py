@@ -108,6 +108,7 @@ class HarvestedRecordDetailView(HarvestedRecordAdminMixin, AdminResourceDetailVi
         ("state", _("At the source")),
         ("errors_summary", _("Errors")),
         ("files_text", _("Files")),
+        ("conflicts_text", _("Conflicts with local edits")),
         ("local_pid", _("Local record")),
         ("harvested_at", _("Harvested")),
         ("run_id", _("Run")),

@@ -27,6 +27,7 @@ OPTION_OF_FIELD = {
     "headers": "--header",
     "files_hosts": "--files-host",
     "match_on": "--match-on",
+    "field_policy": "--field-policy",
     "files_restricted": "--files-restricted/--no-files-restricted",
 }
 """Fields whose option is not simply ``--<field-name>``."""

@@ -19,7 +19,7 @@ HARVESTER_FIELDS = (
     "batch_size", "request_delay", "harvest_managers", "owner", "community", "target_adapter",
     "local_drafts", "invalid_drafts", "doi_conflicts", "set_communities", "missing_creator",
     "missing_creator_text", "metadata_prefix_choice", "files", "files_failure", "files_changes",
-    "files_max_size", "files_hosts", "files_restricted", "files_text", "deletion_guard", "match_on", "active", "credentials", "watermark", "created", "updated",
+    "files_max_size", "files_hosts", "files_restricted", "files_text", "deletion_guard", "match_on", "field_policy", "active", "credentials", "watermark", "created", "updated",
 )  # fmt: skip
 
 
@@ -112,6 +112,15 @@ def _harvester_options(required: bool):
                 "matched to a local record by; repeat, in order. Default: OAI_HARVESTER_MATCH_ON.",
             ),
             click.option(
+                "--field-policy",
+                "field_policy",
+                multiple=True,
+                metavar="PATH=POLICY",
+                help="What a harvest does to a field a local user changed: source (overwrite, "
+                "the default), local (keep the local value) or merge (lists united); PATH such "
+                "as metadata.subjects or custom_fields.*; repeat.",
+            ),
+            click.option(
                 "--files-restricted/--no-files-restricted",
                 default=None,
                 help="Fetch the files the source marks restricted too (stored restricted).",
@@ -186,8 +195,9 @@ def _collect(values: dict[str, Any]) -> dict[str, Any]:
     for key in ("setspecs", "harvest_managers", "files_hosts", "match_on"):
         if key in data:
             data[key] = list(data[key])
-    if "set_communities" in data:
-        data["set_communities"] = "\n".join(data["set_communities"])
+    for key in ("set_communities", "field_policy"):
+        if key in data:
+            data[key] = "\n".join(data[key])
     if "headers" in data:
         data["headers"] = "\n".join(data["headers"])
     if password_file is not None and user is None:

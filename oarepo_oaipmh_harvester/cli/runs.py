@@ -16,7 +16,10 @@ from invenio_access.permissions import system_identity
 from ..arguments import SINCE_FORMS
 from ..harvest.results import HarvestProgress, HarvestSummary, RunOutcome
 from ..harvest.stopping import AbortedAtOnce, interruptible
-from ..proxies import current_harvest_runs_service, current_harvester_service
+from ..proxies import (
+    current_harvest_runs_service,
+    current_harvested_records_service,
+)
 from ..services.errors import HarvesterServiceError
 from .groups import echo_json, fail, harvester, json_output, oai, refusal, switch
 
@@ -169,6 +172,13 @@ def _preview(harvester_id: str, arguments: dict[str, Any], as_json: bool) -> Non
             )
         for error in entry.get("errors") or []:
             click.echo(f"      error: {error}")
+        for conflict in entry.get("conflicts") or []:
+            click.echo(
+                f"      conflict {conflict['field']}: changed locally and at the source; "
+                f"{conflict['policy']} keeps the {conflict['kept']} value"
+            )
+        for notice in entry.get("notices") or []:
+            click.echo(f"      note: {notice}")
     listed = counts["created"] + counts["updated"] + counts["deleted"] + counts["failed"]
     if len(report["entries"]) < listed:
         click.echo(
@@ -280,19 +290,33 @@ def purge_harvester(harvester_id: str, forget: bool, confirm: str | None) -> Non
     help="Only records with warnings (a character XML forbids, a bad datestamp, a "
     "transformer's note); with --errors-only, those with both.",
 )
+@switch(
+    "--conflicts",
+    "with_conflicts",
+    help="Only records whose last write met a local edit of a field the source changed too "
+    "(the harvester's field policies said which value stays).",
+)
 @with_appcontext
-def records(harvester_id: str, as_json: bool, errors_only: bool, with_warnings: bool) -> None:
+def records(
+    harvester_id: str, as_json: bool, errors_only: bool, with_warnings: bool, with_conflicts: bool
+) -> None:
     """List the records a harvester tracks: identifier, datestamp, local record or state,
-    errors, its files with their status, and the number of warnings with the first (--json:
-    all of them, and each file's size, checksum and error).
+    errors, its files with their status, the fields in conflict with a local edit, and the
+    number of warnings with the first (--json: all of them, each file's size, checksum and
+    error, and each conflict's local and source values).
 
     \b
     Example:
       invenio oai records zenodo --errors-only
+      invenio oai records zenodo --conflicts
     """
     try:
-        rows = current_harvester_service.tracked_records(
-            system_identity, harvester_id, errors_only=errors_only, with_warnings=with_warnings
+        rows = current_harvested_records_service.tracked_records(
+            system_identity,
+            harvester_id,
+            errors_only=errors_only,
+            with_warnings=with_warnings,
+            with_conflicts=with_conflicts,
         )
     except HarvesterServiceError as error:
         fail(refusal(error, "Refused"))
@@ -305,6 +329,7 @@ def records(harvester_id: str, as_json: bool, errors_only: bool, with_warnings: 
             "errors": row.errors or [],
             "warnings": row.warnings or [],
             "files": row.files or [],
+            "conflicts": row.conflicts or [],
             "harvested_at": row.harvested_at.isoformat() if row.harvested_at else None,
         }
         for row in rows
@@ -318,8 +343,18 @@ def records(harvester_id: str, as_json: bool, errors_only: bool, with_warnings: 
         # A row of a record never fetched has no datestamp.
         click.echo(
             f"{item['oai_identifier']}\t{item['datestamp'] or '-'}\t{state}{errors}"
-            f"{_files_in_brief(item['files'])}{_warnings_in_brief(item['warnings'])}"
+            f"{_files_in_brief(item['files'])}{_conflicts_in_brief(item['conflicts'])}"
+            f"{_warnings_in_brief(item['warnings'])}"
         )
+
+
+def _conflicts_in_brief(conflicts: list[dict]) -> str:
+    """A row's conflicts in a listing: each field with the value its policy kept."""
+    if not conflicts:
+        return ""
+    return "\tconflicts: " + ", ".join(
+        f"{c.get('field')} ({c.get('kept')} kept)" for c in conflicts
+    )
 
 
 def _files_in_brief(files: list[dict]) -> str:

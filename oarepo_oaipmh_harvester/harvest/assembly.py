@@ -27,6 +27,7 @@ from ..provenance import Provenance, getrecord_url
 from .deletion_guard import DeletionGuard
 from .effects import DryRun, KeptWrites, Writes
 from .fanout import BatchDispatcher, Enqueue, WritersOfARun
+from .field_policy import FieldPolicies
 from .files_fetching import record_files_for
 from .interrupted import close_interrupted_runs, grace_for
 from .journal import RunJournal
@@ -190,6 +191,7 @@ def make_writer(
         journaled=settings.undo_runs > 0,
     )
     writer.deletion_guard = deletion_guard_of(harvester, current_app.config)
+    writer.field_policies = FieldPolicies.of(getattr(harvester, "field_policy", None))
     return writer
 
 

@@ -42,6 +42,7 @@ class Writes(Protocol):
     def examined(self, count: int = 1) -> None: ...
     def note(self, identifier: str, action: str, **details: Any) -> None: ...
     def note_files(self, identifier: str, files: list[dict[str, Any]]) -> None: ...
+    def note_notices(self, identifier: str, notices: list[str]) -> None: ...
     def image_before(self, target: TargetAdapter, pid: str | None) -> dict[str, Any] | None: ...
 
     def end_batch(
@@ -89,6 +90,10 @@ class KeptWrites:
 
     def note_files(self, identifier: str, files: list[dict[str, Any]]) -> None:
         """What a record's write did to its files (only a dry run reports it)."""
+
+    def note_notices(self, identifier: str, notices: list[str]) -> None:
+        """What the target did that an operator should know of (a local twin taken over):
+        only a dry run reports it here (a run keeps it on the row and in its report)."""
 
     def note(self, identifier: str, action: str, **details: Any) -> None:
         """What a record's write did (only a dry run reports it)."""
@@ -174,6 +179,9 @@ class DryRun:
 
     def note_files(self, identifier: str, files: list[dict[str, Any]]) -> None:
         self.report.note_files(identifier, files)
+
+    def note_notices(self, identifier: str, notices: list[str]) -> None:
+        self.report.note_notices(identifier, notices)
 
     def image_before(self, target: TargetAdapter, pid: str | None) -> dict[str, Any] | None:
         return target.read(pid) if pid else None

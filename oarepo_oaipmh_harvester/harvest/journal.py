@@ -40,6 +40,7 @@ ROW_COLUMNS = (
     "adopted",
     "files",
     "held_deletion",
+    "conflicts",
 )
 """The tracking row's columns a change keeps (besides its run id, kept as previous_run_id)."""
 

@@ -2,7 +2,8 @@
 
 Decision owned here: what a preview tells an operator - per record the action a real run
 would take (create, update with the field changes, delete, fail with the errors, unchanged
-is only counted), bounded to the first entries while the counts cover everything examined,
+is only counted) with the fields in conflict with local edits and what the target noted (a
+local twin matched), bounded to the first entries while the counts cover everything examined,
 and whether it stopped early at its limit.
 """
 
@@ -45,6 +46,7 @@ class PreviewReport:
         pid: str | None = None,
         changes: list[Change] | None = None,
         errors: list[str] | None = None,
+        conflicts: list[dict[str, Any]] | None = None,
     ) -> None:
         if len(self.entries) >= self.max_entries:
             return
@@ -55,6 +57,8 @@ class PreviewReport:
             entry["changes"] = changes
         if errors:
             entry["errors"] = errors
+        if conflicts:
+            entry["conflicts"] = conflicts
         self.entries.append(entry)
 
     def note_files(self, identifier: str, files: list[dict[str, Any]]) -> None:
@@ -66,6 +70,14 @@ class PreviewReport:
                     {k: f.get(k) for k in ("key", "url", "status", "error") if f.get(k)}
                     for f in files
                 ]
+                return
+
+    def note_notices(self, identifier: str, notices: list[str]) -> None:
+        """What the target did to the record noted last under `identifier` that an operator
+        should know of (a local twin matched and taken over)."""
+        for entry in reversed(self.entries):
+            if entry["identifier"] == identifier:
+                entry["notices"] = [*entry.get("notices", ()), *notices]
                 return
 
     def as_dict(self, counts: Any) -> dict[str, Any]:

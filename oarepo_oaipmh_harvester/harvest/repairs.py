@@ -32,8 +32,9 @@ from .stopping import RunBounds
 from .targets.options import LocalDraftPolicy
 from .tracking import NOT_FETCHED, NOT_INDEXED, errors_of_kind
 from .undo import RunUndo, UndoReport
+from .unindexed import indexed_after_commit
 from .unit_of_work import BulkIndexingUnitOfWork
-from .writer import RecordWriter, indexed_after_commit
+from .writer import RecordWriter
 
 
 def _after_a_good_rewrite(known: dict[str, Any]) -> dict[str, Any]:

@@ -276,6 +276,7 @@ class TrackingStore:
             "adopted": False,
             "files": None,
             "held_deletion": None,
+            "conflicts": None,
         }
         row.update(values)
         return row

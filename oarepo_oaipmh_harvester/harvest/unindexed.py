@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import sqlalchemy as sa
 from invenio_db import db
@@ -18,7 +19,7 @@ from invenio_db import db
 from ..models import OAIHarvestedRecord, OAIUnindexedRecord
 from .changes import NOT_INDEXED
 from .counts import WriteCounts
-from .tracking import TrackingStore, dialect_insert, keyset_pages
+from .tracking import NOT_FETCHED, TrackingStore, dialect_insert, keyset_pages
 from .unit_of_work import IndexFailure
 
 log = logging.getLogger(__name__)
@@ -134,3 +135,16 @@ def _without_not_indexed(errors: Sequence[str] | None) -> list[str]:
 def _is_not_indexed() -> sa.ColumnElement[bool]:
     """The row's error says its record is not in the search index."""
     return sa.cast(_TABLE.c.errors, sa.Text).like(f"%{NOT_INDEXED}%")
+
+
+def indexed_after_commit(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The identifiers of the rows whose local record gets its search document after the
+    batch's commit: until the index has answered they are unindexed
+    (:meth:`.unindexed.UnindexedRecords.expect`), and a run that dies in between leaves
+    them so; the next run sends those documents first. A record that failed is not written,
+    and a provider's refusal to serve it again (``Not fetched``) does not undo a rewrite."""
+    return [
+        row["oai_identifier"]
+        for row in rows
+        if row["local_pid"] and all(error.startswith(NOT_FETCHED) for error in row["errors"] or ())
+    ]

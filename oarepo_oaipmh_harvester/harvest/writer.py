@@ -26,10 +26,11 @@ from .counts import RecordValidationError, WriteCounts, describe_error
 from .deletion_guard import PENDING, REJECTED, DeletionGuard, HeldDeletions
 from .diffs import target_changes
 from .effects import CommitHook, KeptWrites, Writes
+from .field_policy import FieldPolicies
 from .memory import collect_written_batch
 from .targets import BulkWriteRefused, KeptWithErrors, TargetAdapter, lookups_shared_by_a_batch
-from .tracking import NOT_FETCHED, TrackingStore
-from .unindexed import UnindexedRecords
+from .tracking import TrackingStore
+from .unindexed import UnindexedRecords, indexed_after_commit
 from .unit_of_work import BulkIndexingUnitOfWork
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,8 @@ class RecordWriter:
         (:mod:`.deletion_guard`); None: they are applied as they come."""
         self._guarded: bool | None = None
         """Whether the guard can hold anything here (asked once, at the first tombstone)."""
+        self.field_policies = FieldPolicies()
+        """What a harvest does to fields a local user changed (:mod:`.field_policy`)."""
 
     def transform(self, record: OAIRecord) -> dict[str, Any]:
         """The record as the target writes it: transformed, saying where it came from."""
@@ -94,7 +97,7 @@ class RecordWriter:
         latest = latest_of_each(records)
         # Decide without locks first: on a re-harvest almost every batch is unchanged, and
         # a record that needs no write cannot conflict with a parallel writer.
-        with_data = self.writes.compares_with_written
+        with_data = self.writes.compares_with_written or bool(self.field_policies)
         tracked = self.tracking.load(list(latest), with_data=with_data)
         pending = needing_write(latest, tracked, self.run_id, force=self.force)
         if pending or self.marks_unchanged_as_seen:
@@ -244,6 +247,7 @@ class RecordWriter:
                 self.writes.one_record_at_a_time
                 or not self.target.supports_bulk
                 or self.target.keeps_files
+                or bool(self.field_policies)  # each record's local version is read
             )
             if record.deleted or one_by_one:
                 written = known.get("transformed") if known else None
@@ -345,8 +349,14 @@ class RecordWriter:
                 if data is None:
                     data = self.transform(record)
                     row["warnings"] = with_transform_warnings(row["warnings"], self.transformer)
-                row["transformed"] = data
+                row["transformed"] = data  # the source's version, whatever the policies keep
                 before = self.writes.image_before(self.target, local_pid)
+                data, row["conflicts"] = self.field_policies.with_local_edits(
+                    data,
+                    written if local_pid else None,  # a record never written has no edits
+                    lambda: before if before is not None else self.target.read(local_pid),
+                    references_by_id=self.target.expands_references,
+                )
                 # Fetched (and verified) before anything is written: a failure leaves nothing.
                 self.target.stage_files(
                     transform_files(self.transformer),
@@ -392,7 +402,8 @@ class RecordWriter:
     def _note(self, row: dict[str, Any], action: str, **details: Any) -> None:
         """What the write of this record did, for a dry run's report."""
         pid = details.pop("pid", None) or row["local_pid"]
-        self.writes.note(row["oai_identifier"], action, pid=pid, **details)
+        conflicts = row.get("conflicts")  # fields both sides changed, and what stays
+        self.writes.note(row["oai_identifier"], action, pid=pid, conflicts=conflicts, **details)
 
     def note_failed_row(self, row: dict[str, Any]) -> None:
         """A record that failed before its write (a repair's transform), for the report."""
@@ -416,9 +427,12 @@ class RecordWriter:
     def _take_notices(self, row: dict[str, Any], counts: WriteCounts) -> None:
         """What the target did to this record that an operator should know of: on the
         record's tracking row (as warnings) and in the run's report."""
-        for notice in self.target.take_notices():
+        notices = self.target.take_notices()
+        for notice in notices:
             row["warnings"] = [*(row["warnings"] or ()), notice]
             counts.notice(row["oai_identifier"], notice)
+        if notices:
+            self.writes.note_notices(row["oai_identifier"], notices)
 
     def note_failure(
         self,
@@ -434,16 +448,3 @@ class RecordWriter:
         log.debug("Harvester %s: %s failed", self.harvester_id, identifier, exc_info=error)
         row["errors"] = [message]
         counts.fail(identifier, message)
-
-
-def indexed_after_commit(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """The identifiers of the rows whose local record gets its search document after the
-    batch's commit: until the index has answered they are unindexed
-    (:meth:`.unindexed.UnindexedRecords.expect`), and a run that dies in between leaves
-    them so; the next run sends those documents first. A record that failed is not written,
-    and a provider's refusal to serve it again (``Not fetched``) does not undo a rewrite."""
-    return [
-        row["oai_identifier"]
-        for row in rows
-        if row["local_pid"] and all(error.startswith(NOT_FETCHED) for error in row["errors"] or ())
-    ]

@@ -24,7 +24,7 @@ from ..services.errors import (
     HarvestRunInProgress,
     HarvestRunNotFound,
 )
-from ..services.fields import set_communities_text
+from ..services.fields import field_policy_text, set_communities_text
 from ..services.run_history import MAX_HISTORY_SIZE
 
 # The administration panel's HTTP client (react-invenio-forms) asks for and sends this media type
@@ -53,8 +53,14 @@ class FormJSONSerializer(JSONSerializer):
 
 
 def _for_forms(harvester: Any) -> Any:
-    if isinstance(harvester, dict) and isinstance(harvester.get("set_communities"), dict):
-        return {**harvester, "set_communities": set_communities_text(harvester["set_communities"])}
+    if not isinstance(harvester, dict):
+        return harvester
+    for name, as_text in (
+        ("set_communities", set_communities_text),
+        ("field_policy", field_policy_text),
+    ):
+        if isinstance(harvester.get(name), dict):
+            harvester = {**harvester, name: as_text(harvester[name])}
     return harvester
 
 
@@ -85,8 +91,8 @@ error_handlers = {
 
 
 class HarvestedRecordSearchArgsSchema(SearchRequestArgsSchema):
-    """Filters of the records search; facets (harvester, deleted, has_errors, has_warnings)
-    are collected."""
+    """Filters of the records search; facets (harvester, deleted, has_errors, has_warnings,
+    has_conflicts) are collected."""
 
     error = ma.fields.String()
     datestamp_from = ma.fields.String()

@@ -76,6 +76,7 @@ class HarvestedRecordSearchOptions(SQLSearchOptions):
         "deleted": {"label": _("Deleted at the source")},
         "has_errors": {"label": _("With errors")},
         "has_warnings": {"label": _("With warnings")},
+        "has_conflicts": {"label": _("With conflicts")},
     }
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, pre_load, validates
 
+from ..harvest.field_policy import FieldPolicies, FieldPolicyError
 from ..text import StorableText, echoed, field_reference
 from ..transformers.rdm.base import MissingCreator
 
@@ -161,3 +162,34 @@ class MissingCreatorPolicy(fields.String):
             return str(MissingCreator.parse(text))
         except ValueError as error:
             raise ValidationError(str(error)) from None
+
+
+def field_policy_text(mapping: Mapping[str, str] | None) -> str:
+    """The text form of a harvester's field policies (what the panel's form shows)."""
+    return "\n".join(f"{path} = {policy}" for path, policy in (mapping or {}).items())
+
+
+class FieldPolicyMapping(fields.String):
+    """``{metadata path: policy}``, or ``path = policy`` lines (a form's textarea); each
+    checked (:class:`..harvest.field_policy.FieldPolicies`) and stored in its given order."""
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
+        return dict(value) if value else None
+
+    def _deserialize(
+        self, value: Any, attr: str | None, data: Any, **kwargs: Any
+    ) -> dict[str, str] | None:
+        mapping = _pairs(
+            value,
+            "the field policies",
+            "metadata.subjects = merge",
+            separator="=",
+            lines=r"[\n,]",
+        )
+        try:
+            policies = FieldPolicies.of(mapping)
+        except FieldPolicyError as error:
+            raise ValidationError(str(error)) from None
+        for path, _policy in policies.rules:
+            StorableText()(path)
+        return {path: str(policy) for path, policy in policies.rules} or None

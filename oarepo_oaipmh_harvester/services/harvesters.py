@@ -6,7 +6,7 @@ Runs live in `runs.py`, the harvester's invenio-jobs jobs in `jobs.py`, the acce
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -77,7 +77,7 @@ EDITABLE_FIELDS = (
     "set_communities",
     "missing_creator",
     "files", "files_failure", "files_changes", "files_max_size", "files_hosts",
-    "files_restricted", "deletion_guard", "match_on",
+    "files_restricted", "deletion_guard", "match_on", "field_policy",
     "active",
 )  # fmt: skip
 
@@ -117,6 +117,7 @@ class HarvesterView:
     files_restricted: bool
     deletion_guard: float | None
     match_on: list[str] | None
+    field_policy: dict[str, str] | None
     active: bool
     credentials: str | None
     """Sealed (encrypted): the schema shows only what is set."""
@@ -419,30 +420,3 @@ class HarvesterService(HarvesterAccessMixin, SQLService):
         """How many local records the harvester holds: what deleting it leaves in the target."""
         self.get_harvester(identity, harvester_id, "delete")
         return live_records_of(harvester_id)
-
-    def tracked_records(
-        self,
-        identity: Any,
-        harvester_id: str,
-        *,
-        errors_only: bool = False,
-        with_warnings: bool = False,
-    ) -> Iterator[OAIHarvestedRecord]:
-        """The tracking rows of a harvester, by identifier (streamed, for the command line):
-        all, or those whose last attempt failed (`errors_only`), left warnings
-        (`with_warnings`), or both.
-
-        The harvester is looked up now, not when the rows are first read: an unknown id is
-        HarvesterNotFound here, where the caller handles it.
-        """
-        self.get_harvester(identity, harvester_id)
-        query = (
-            db.select(OAIHarvestedRecord)
-            .where(OAIHarvestedRecord.harvester_id == harvester_id)
-            .order_by(OAIHarvestedRecord.oai_identifier)
-        )
-        if errors_only:
-            query = query.where(OAIHarvestedRecord.errors.is_not(None))
-        if with_warnings:
-            query = query.where(OAIHarvestedRecord.warnings.is_not(None))
-        return iter(db.session.scalars(query.execution_options(yield_per=1000)))

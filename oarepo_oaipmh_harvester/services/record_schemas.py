@@ -20,6 +20,9 @@ class HarvestedRecordSchema(Schema):
     local_pid = fields.String(dump_only=True, allow_none=True)
     has_errors = fields.Boolean(dump_only=True)
     has_warnings = fields.Boolean(dump_only=True)
+    has_conflicts = fields.Boolean(dump_only=True)
+    conflicts = fields.List(fields.Dict(), dump_only=True, allow_none=True)
+    conflicts_text = fields.Method("_conflicts_text", dump_only=True)
     state = fields.Method("_state", dump_only=True)
     errors_summary = fields.Method("_errors_summary", dump_only=True)
     errors = fields.List(fields.String(), dump_only=True)
@@ -61,6 +64,16 @@ class HarvestedRecordSchema(Schema):
             lines.append(line)
         return "\n".join(lines) or "none"
 
+    def _conflicts_text(self, row: Any) -> str:
+        """Each field both the source and a local user changed, and which value the field
+        policy kept."""
+        lines = [
+            f"{conflict.get('field')}: changed locally and at the source; "
+            f"{conflict.get('policy')} kept the {conflict.get('kept')} value"
+            for conflict in row.conflicts or ()
+        ]
+        return "\n".join(lines) or "none"
+
     def _errors_summary(self, row: Any) -> str:
         errors = row.errors or []
         if not errors:
@@ -73,4 +86,4 @@ class HarvestedRecordListSchema(HarvestedRecordSchema):
     """A search hit: without the bulky XML and transformed data (read the record for those)."""
 
     class Meta:
-        exclude = ("original_xml", "transformed", "files", "files_text")
+        exclude = ("original_xml", "transformed", "files", "files_text", "conflicts")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -60,6 +61,10 @@ class HarvestedRecordView:
     @property
     def has_warnings(self) -> bool:
         return bool(self.warnings)
+
+    @property
+    def has_conflicts(self) -> bool:
+        return bool(self.model.conflicts)
 
     @property
     def errors(self) -> list[str]:
@@ -201,6 +206,38 @@ class HarvestedRecordService(SQLService):
             ),
         )
 
+    def tracked_records(
+        self,
+        identity: Any,
+        harvester_id: str,
+        *,
+        errors_only: bool = False,
+        with_warnings: bool = False,
+        with_conflicts: bool = False,
+    ) -> Iterator[OAIHarvestedRecord]:
+        """The tracking rows of a harvester, by identifier (streamed, for the command line):
+        all, or those whose last attempt failed (`errors_only`), left warnings
+        (`with_warnings`), or whose last write met a local edit (`with_conflicts`); those
+        asked for together, each row meets all.
+
+        The harvester is looked up now, not when the rows are first read: an unknown id is
+        HarvesterNotFound here, where the caller handles it.
+        """
+        self.harvester_service.get_harvester(identity, harvester_id)
+        query = (
+            db.select(OAIHarvestedRecord)
+            .where(OAIHarvestedRecord.harvester_id == harvester_id)
+            .order_by(OAIHarvestedRecord.oai_identifier)
+        )
+        for wanted, column in (
+            (errors_only, OAIHarvestedRecord.errors),
+            (with_warnings, OAIHarvestedRecord.warnings),
+            (with_conflicts, OAIHarvestedRecord.conflicts),
+        ):
+            if wanted:
+                query = query.where(column.is_not(None))
+        return iter(db.session.scalars(query.execution_options(yield_per=1000)))
+
     def _filtered(self, identity: Any, params: dict[str, Any]) -> Any:
         """The conditions that are not facets: visibility, query string, error text, dates."""
         conditions = []
@@ -245,6 +282,7 @@ class HarvestedRecordService(SQLService):
         for name, column in (
             ("has_errors", OAIHarvestedRecord.errors),
             ("has_warnings", OAIHarvestedRecord.warnings),
+            ("has_conflicts", OAIHarvestedRecord.conflicts),
         ):
             wanted = _boolean(name, _values(params, name))
             if wanted is not None:
@@ -259,12 +297,16 @@ class HarvestedRecordService(SQLService):
             "deleted": {str(v).lower() for v in _values(params, "deleted")},
             "has_errors": {str(v).lower() for v in _values(params, "has_errors")},
             "has_warnings": {str(v).lower() for v in _values(params, "has_warnings")},
+            "has_conflicts": {str(v).lower() for v in _values(params, "has_conflicts")},
         }
         columns = {
             "harvester": OAIHarvestedRecord.harvester_id,
             "deleted": OAIHarvestedRecord.deleted,
             "has_errors": sa.case((OAIHarvestedRecord.errors.is_not(None), True), else_=False),
             "has_warnings": sa.case((OAIHarvestedRecord.warnings.is_not(None), True), else_=False),
+            "has_conflicts": sa.case(
+                (OAIHarvestedRecord.conflicts.is_not(None), True), else_=False
+            ),
         }
         aggregations = {}
         for name, column in columns.items():

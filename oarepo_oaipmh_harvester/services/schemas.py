@@ -27,7 +27,13 @@ from ..harvest.targets.options import MATCH_SCHEMES, POLICY_FIELDS, TargetOption
 from ..models import OAIHarvester
 from ..proxies import current_oai_harvester
 from ..text import StorableText, echoed, field_reference
-from .fields import AuthSchema, MissingCreatorPolicy, RequestHeaders, SetCommunities
+from .fields import (
+    AuthSchema,
+    FieldPolicyMapping,
+    MissingCreatorPolicy,
+    RequestHeaders,
+    SetCommunities,
+)
 from .files_words import files_in_words
 from .targets import writable_target_ids
 from .transformer_fit import (  # noqa: F401 (their home was here; imported from here too)
@@ -86,6 +92,7 @@ OPTIONAL_FIELDS = (
     "files_max_size",
     "deletion_guard",
     "match_on",
+    "field_policy",
     *POLICY_FIELDS,
 )
 
@@ -178,6 +185,8 @@ class HarvesterSchema(Schema):
     )
     # Identifier schemes a new record is matched to a local one by, in order; None: the site's.
     match_on = PlainList(fields.String(validate=validate.OneOf(MATCH_SCHEMES)), allow_none=True)
+    # Metadata path -> source | local | merge (harvest/field_policy.py); None: source for all.
+    field_policy = FieldPolicyMapping(load_default=None, allow_none=True)
     # The panel's create form starts from metadata["default"] (else a checkbox starts unticked).
     active = fields.Boolean(load_default=True, metadata={"default": True})
     # The provider's credentials: written, never shown (`credentials` says what is set).
@@ -262,8 +271,9 @@ class HarvesterSchema(Schema):
             del cleaned["auth"]
         if cleaned.get("headers") in ("", {}):
             del cleaned["headers"]
-        if cleaned.get("set_communities") == "":
-            cleaned["set_communities"] = None
+        for name in ("set_communities", "field_policy"):
+            if cleaned.get(name) == "":
+                cleaned[name] = None
         return cleaned
 
     @validates("target")

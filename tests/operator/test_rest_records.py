@@ -111,6 +111,32 @@ def test_bad_filters_are_400_with_the_field(as_admin, tracked, args, field):
     assert field in {error["field"] for error in res.json["errors"]}
 
 
+def test_records_in_conflict_with_local_edits_are_a_facet_and_say_what_stayed(
+    as_admin, harvesters
+):
+    """A tracking row whose last write met a local edit (issue 38: field policies)."""
+    conflict = {
+        "field": "metadata.subjects",
+        "policy": "merge",
+        "kept": "merged",
+        "local": [{"subject": "Local"}],
+        "source": [{"subject": "Source"}],
+    }
+    track("a", "oai:a:1", local_pid="abc-1", conflicts=[conflict])
+    track("a", "oai:a:2", local_pid="abc-2")
+    res = as_admin.get(API, query_string={"has_conflicts": "true"})
+    assert identifiers(res) == ["oai:a:1"]
+    assert buckets(res, "has_conflicts") == {"true": 1, "false": 1}
+    assert res.json["aggregations"]["has_conflicts"]["label"] == "With conflicts"
+    assert res.json["hits"]["hits"][0]["has_conflicts"] is True
+    one = as_admin.get(f"{API}/a/oai:a:1").json
+    assert one["conflicts"] == [conflict]
+    assert one["conflicts_text"] == (
+        "metadata.subjects: changed locally and at the source; merge kept the merged value"
+    )
+    assert identifiers(as_admin.get(API, query_string={"has_conflicts": "false"})) == ["oai:a:2"]
+
+
 def test_read_one_with_xml_transformed_data_errors_and_links(as_admin, tracked):
     res = as_admin.get(f"{API}/a/oai:a:1")
     assert res.status_code == 200

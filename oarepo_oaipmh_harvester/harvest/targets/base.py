@@ -117,6 +117,10 @@ class TargetAdapter(abc.ABC):
         has no files)."""
         return False
 
+    expands_references = False
+    """Whether an object with an ``id`` (a vocabulary entry) comes back from :meth:`read`
+    expanded (titles and the like): a local edit is then written back by the id alone."""
+
     @property
     def keeps_deleted_pids(self) -> bool:
         """Whether a deleted record stays under its pid (a tombstone that can be restored):

@@ -44,10 +44,7 @@ from .options import DoiConflictPolicy, InvalidDraftPolicy, LocalDraftPolicy
 from .records import index_records_of
 
 try:  # InvenioRDM's soft deletion; a plain drafts service deletes for good
-    from invenio_rdm_records.services.errors import (
-        DeletionStatusException,
-        RecordDeletedException,
-    )
+    from invenio_rdm_records.services.errors import DeletionStatusException, RecordDeletedException
 except ImportError:  # pragma: no cover - exercised only without invenio-rdm-records
 
     class DeletionStatusException(Exception):  # type: ignore[no-redef]
@@ -106,6 +103,8 @@ class DraftsServiceTarget(TargetAdapter):
         if not self._is_rdm:
             return data
         return stamp_rdm(data, provenance, self.custom_fields)
+
+    expands_references = True  # InvenioRDM's vocabulary relations
 
     @property
     def keeps_deleted_pids(self) -> bool:

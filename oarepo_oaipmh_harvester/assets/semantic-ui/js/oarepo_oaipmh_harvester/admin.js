@@ -145,7 +145,9 @@ const Entries = ({ entries }) => (
         <Table.HeaderCell>OAI identifier</Table.HeaderCell>
         <Table.HeaderCell>Would</Table.HeaderCell>
         <Table.HeaderCell>Local record</Table.HeaderCell>
-        <Table.HeaderCell>Changes of fields (op, path, value) or errors</Table.HeaderCell>
+        <Table.HeaderCell>
+          Changes of fields (op, path, value), errors, conflicts with local edits
+        </Table.HeaderCell>
       </Table.Row>
     </Table.Header>
     <Table.Body>
@@ -174,6 +176,23 @@ const Entries = ({ entries }) => (
               <List bulleted className="oai-preview-errors">
                 {entry.errors.map((error, errorIndex) => (
                   <List.Item key={errorIndex}>{error}</List.Item>
+                ))}
+              </List>
+            )}
+            {entry.conflicts && entry.conflicts.length > 0 && (
+              <List bulleted className="oai-preview-conflicts">
+                {entry.conflicts.map((conflict, conflictIndex) => (
+                  <List.Item key={conflictIndex}>
+                    Conflict: <code>{conflict.field}</code> changed locally and at the source;{" "}
+                    {conflict.policy} keeps the {conflict.kept} value
+                  </List.Item>
+                ))}
+              </List>
+            )}
+            {entry.notices && entry.notices.length > 0 && (
+              <List bulleted className="oai-preview-notices">
+                {entry.notices.map((notice, noticeIndex) => (
+                  <List.Item key={noticeIndex}>{notice}</List.Item>
                 ))}
               </List>
             )}
