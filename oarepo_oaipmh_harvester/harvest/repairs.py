@@ -152,6 +152,7 @@ class Repairer:
             self.writer.target,
             undo_run_id=self.tracking.run_id,
             batch_size=self.batch_size,
+            field_policies=self.writer.field_policies,
         )
         report = undo.apply(uuid.UUID(run_id), summary.counts)
         self.ledger.say(report.describe())

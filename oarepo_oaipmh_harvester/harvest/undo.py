@@ -25,6 +25,7 @@ from invenio_jobs.models import Run
 
 from ..models import OAIHarvestedRecord, OAIHarvester, OAIRunChange, OAIRunJournal
 from .counts import WriteCounts, describe_error
+from .field_policy import FieldPolicies
 from .journal import ROW_COLUMNS, SEEN, WRITTEN, journal_of
 from .targets import TargetAdapter
 from .tracking import TrackingStore
@@ -132,9 +133,12 @@ class RunUndo:
         *,
         undo_run_id: uuid.UUID | None,
         batch_size: int = 100,
+        field_policies: FieldPolicies | None = None,
     ) -> None:
         self.harvester_id = harvester_id
         self.target = target
+        self.field_policies = field_policies or FieldPolicies()
+        """A record written back keeps what its field policies kept of local edits."""
         self.undo_run_id = undo_run_id
         self.batch_size = batch_size
         self.tracking = TrackingStore(harvester_id, undo_run_id)
@@ -319,8 +323,16 @@ class RunUndo:
             if now["local_pid"] != change["local_pid"]:
                 # A version the run made (changed files): it goes, the earlier one stays.
                 self.target.delete(now["local_pid"], uow)
+            # What the run wrote was the source's data with local edits kept by the field
+            # policies: the earlier data keeps them the same way.
+            data, _conflicts = self.field_policies.with_local_edits(
+                _as_written(change),
+                now["transformed"],
+                lambda: self.target.read(change["local_pid"]),
+                references_by_id=self.target.expands_references,
+            )
             pid, created = self.target.create_or_update(
-                change["local_pid"], _as_written(change), uow, restore=False
+                change["local_pid"], data, uow, restore=False
             )
             counts.updated += 1
             return pid

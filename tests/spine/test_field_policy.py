@@ -192,3 +192,24 @@ def test_a_bad_field_policy_is_refused_on_every_surface(app, db, provider, run_c
         "metadata.subject": "merge",
         "custom_fields.*": "local",
     }
+
+
+def test_an_undo_writes_the_earlier_source_data_back_with_the_local_edits_kept(
+    harvested, corpus, sample_service, run_cli
+):
+    identifier = harvested
+    before = local(sample_service, identifier)
+    harvested_before = tracking()[identifier].transformed["metadata"]
+    run = harvest()
+    assert local(sample_service, identifier)["description"] == ["New at the source"]
+
+    result = run_cli("undo", str(run.id))
+
+    assert result.exit_code == 0, result.output
+    undone = local(sample_service, identifier)
+    assert undone["title"] == ["Corrected by a curator"]  # kept, as the run kept it
+    assert undone["subject"] == before["subject"]  # the earlier list, the curated term in it
+    assert undone["subject"][-1] == "curated term"
+    # No policy for it: the run overwrote the curator's text, and the undo writes back what
+    # the harvest wrote before (the journal keeps tracking rows, not the local record).
+    assert undone["description"] == harvested_before["description"]
