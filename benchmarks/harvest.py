@@ -370,6 +370,10 @@ def run_phases(
                 log(f"phase rdm_grown, a site of {args.rdm_site_records} records")
                 params = {**rdm_params, "site_records": args.rdm_site_records}
                 results["phases"]["rdm_grown"] = run("rdm_grown", params)
+            if "matching" in phases:
+                # Last of the RDM phases: it gives the provider's records a Handle each.
+                log("phase matching: a full harvest without and with matching by identifiers")
+                results["phases"]["matching"] = run("matching", rdm_params)
         if "files" in phases:
             run_files_phase(args, common, start_provider, results)
     finally:

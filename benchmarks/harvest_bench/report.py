@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from harvest_bench.files_report import print_files
 from harvest_bench.formats_report import print_formats
 from harvest_bench.journal_report import print_journal
+from harvest_bench.matching_report import print_matching
 from harvest_bench.settings import RDM_PHASES
 
 Step = dict[str, Any]
@@ -65,6 +66,7 @@ def print_report(results: dict[str, Any], args: argparse.Namespace) -> None:
     print_formats(results, out)
     print_files(results, out)
     print_journal(results, out)
+    print_matching(results, out)
     print_targets(results, out)
     print_checks(results, out)
     out.flush()

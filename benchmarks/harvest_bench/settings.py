@@ -17,9 +17,9 @@ INDEX_PREFIX = "oaibench-"
 DEFAULT_DB = "postgresql+psycopg2://postgres@127.0.0.1:5432/oaiharvest_bench"
 PHASES = (
     "fetch", "write", "naive", "ours", "batch", "workers", "rdm", "rdm_workers", "rdm_grown",
-    "formats", "files", "journal",
+    "formats", "files", "journal", "matching",
 )  # fmt: skip
-RDM_PHASES = ("rdm", "rdm_workers", "rdm_grown", "formats")
+RDM_PHASES = ("rdm", "rdm_workers", "rdm_grown", "formats", "matching")
 # rdm_grown grows a site to --rdm-site-records first: asked for by name only.
 DEFAULT_PHASES = tuple(phase for phase in PHASES if phase != "rdm_grown")
 # Phases whose corpus size differs from --records: each gets a provider of its own.

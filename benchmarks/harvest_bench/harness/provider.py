@@ -28,7 +28,8 @@ def serve_provider(
     The provider's base URL and the listener's address are sent through `ready`. Commands:
     `("stop",)`, `("requests",)` (the request log), `("file_requests",)` ((path, status) of
     every file request), `("change", fraction, seed)` (change that fraction of the live
-    records an hour later) and `("tick", minutes)`.
+    records an hour later), `("handles",)` (give every live record a Handle besides its DOI
+    and URL, an hour later) and `("tick", minutes)`.
     """
     import random
 
@@ -68,6 +69,17 @@ def serve_provider(
         corpus.advance_clock(minutes=1)
         return {"changed": len(chosen), "clock": corpus.now().isoformat()}
 
+    def handles() -> dict[str, Any]:
+        corpus.advance_clock(hours=1)
+        live = sorted(corpus.live_identifiers())
+        for identifier in live:
+            record = corpus.get(identifier)
+            index = identifier.rsplit(":", 1)[-1]
+            identifiers = [*record.metadata.get("identifier", ()), f"hdl:11025/bench.{index}"]
+            corpus.update(identifier, metadata={**record.metadata, "identifier": identifiers})
+        corpus.advance_clock(minutes=1)
+        return {"records": len(live)}
+
     try:
         while True:
             with listener.accept() as connection:
@@ -84,6 +96,8 @@ def serve_provider(
                     connection.send(answered)
                 elif command == "change":
                     connection.send(change(*args))
+                elif command == "handles":
+                    connection.send(handles())
                 elif command == "tick":
                     connection.send(corpus.advance_clock(minutes=args[0]).isoformat())
                 else:

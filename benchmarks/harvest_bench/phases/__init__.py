@@ -13,6 +13,7 @@ from harvest_bench.phases.files import phase_files
 from harvest_bench.phases.formats import phase_formats
 from harvest_bench.phases.journal import phase_journal
 from harvest_bench.phases.limits import phase_fetch, phase_naive, phase_write
+from harvest_bench.phases.matching import phase_matching
 from harvest_bench.phases.ours import phase_batch, phase_ours
 from harvest_bench.phases.rdm import phase_rdm
 from harvest_bench.phases.rdm_grown import phase_rdm_grown
@@ -32,5 +33,6 @@ PHASE_FUNCTIONS: dict[str, Callable[..., dict[str, Any]]] = {
     "formats": phase_formats,
     "files": phase_files,
     "journal": phase_journal,
+    "matching": phase_matching,
     "rdm_profile": phase_rdm_profile,  # benchmarks/profile_rdm.py, not a --phases name
 }

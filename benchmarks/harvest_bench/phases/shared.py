@@ -33,9 +33,10 @@ def read_transformed(base_url: str, limit: int | None = None, transformer: Any =
     return out
 
 
-def create_harvester(base_url: str, batch_size: int, rdm: bool = False) -> None:
+def create_harvester(base_url: str, batch_size: int, rdm: bool = False, **options: Any) -> None:
     """The benchmark's harvester (`HARVESTER_ID`): oai_dc into the sample target, or with
-    `rdm` into InvenioRDM's records service through `oai_dc_rdm`."""
+    `rdm` into InvenioRDM's records service through `oai_dc_rdm`; `options`: more of its
+    fields (``match_on``)."""
     from invenio_access.permissions import system_identity
 
     from oarepo_oaipmh_harvester.proxies import current_harvester_service
@@ -52,7 +53,7 @@ def create_harvester(base_url: str, batch_size: int, rdm: bool = False) -> None:
         import rdm_target
 
         data.update(target=rdm_target.TARGET, transformer=rdm_target.TRANSFORMER)
-    current_harvester_service.create(system_identity, data)
+    current_harvester_service.create(system_identity, {**data, **options})
 
 
 def run_harvest(label: str, total_hint: int | None, **kwargs: Any) -> dict[str, Any]:
