@@ -76,6 +76,9 @@ class OAIHarvester(db.Model, db.Timestamp):
     # Metadata path -> source | local | merge: what a harvest does to a field a local user
     # changed (harvest/field_policy.py); None: the source overwrites every field.
     field_policy = db.Column(JSONType, nullable=True)
+    # off | link | merge: one local record for a work another harvester brought already
+    # (harvest/targets/shared.py).
+    dedupe = db.Column(db.String(32), nullable=False, default="off")
     # A paused harvester is left out of the run-all job (its own job still runs if asked).
     active = db.Column(db.Boolean, nullable=False, default=True)
     # HTTP Basic credentials and request headers for the provider, encrypted with a key
@@ -123,6 +126,9 @@ class OAIHarvestedRecord(db.Model):
     # Fields that both the source and a local user changed at the last write, and what the
     # harvester's field policy kept (harvest/field_policy.py); None: none.
     conflicts = db.Column(JSONType, nullable=True)
+    # The local record is another harvester's, which brought the same work first (dedupe
+    # link or merge): this row's source is linked to it, not written as its metadata.
+    linked = db.Column(db.Boolean, nullable=False, default=False)
 
     # local_pid alone: an index led by harvester_id tempts the planner, before the table has
     # statistics, to scan a harvester's whole range for each batch's identifier look-up.
@@ -181,6 +187,7 @@ class OAIRunChange(db.Model):
     files = db.Column(JSONType, nullable=True)
     held_deletion = db.Column(db.String(16), nullable=True)
     conflicts = db.Column(JSONType, nullable=True)
+    linked = db.Column(db.Boolean, nullable=True)
 
     # Which later runs touched an identifier (an undo leaves those records alone).
     __table_args__ = (

@@ -35,6 +35,17 @@ GUARD_FIELDS: dict[str, dict[str, Any]] = {
             "<code>metadata.subjects = merge</code>; <code>custom_fields.*</code>: each)."
         ),
     },
+    "dedupe": {
+        "order": 9.785,
+        "text": _("A work another harvester brought"),
+        "description": _(
+            "InvenioRDM: a new record with the DOI or a match-by identifier of a record another "
+            "harvester holds. off: two records; link: one record, this source linked to it "
+            "(its metadata not written); merge: as link, and its fields whose field policy is "
+            "merge united with the record's. A record either source still brings is never "
+            "deleted for the other's deletion or purge."
+        ),
+    },
     "deletion_guard": {
         "order": 9.77,
         "text": _("Deletion guard (percent)"),

@@ -1,4 +1,5 @@
-"""A harvester's per-field policies for local edits, and the conflicts of each record."""
+"""A harvester's per-field policies for local edits and its dedupe policy; the conflicts of
+each record and whether it links to another harvester's record."""
 
 import sqlalchemy as sa
 from alembic import op
@@ -19,10 +20,25 @@ def upgrade():
     op.add_column("oai_harvester", sa.Column("field_policy", json, nullable=True))
     op.add_column("oai_harvested_record", sa.Column("conflicts", json, nullable=True))
     op.add_column("oai_harvester_run_change", sa.Column("conflicts", json, nullable=True))
+    op.add_column(
+        "oai_harvester",
+        sa.Column("dedupe", sa.String(32), nullable=False, server_default="off"),
+    )
+    op.add_column(
+        "oai_harvested_record",
+        sa.Column("linked", sa.Boolean(), nullable=False, server_default=sa.false()),
+    )
+    op.add_column("oai_harvester_run_change", sa.Column("linked", sa.Boolean(), nullable=True))
+    # The server defaults fill the existing rows; the model supplies them from then on.
+    op.alter_column("oai_harvester", "dedupe", server_default=None)
+    op.alter_column("oai_harvested_record", "linked", server_default=None)
 
 
 def downgrade():
     """Downgrade database."""
+    op.drop_column("oai_harvester_run_change", "linked")
+    op.drop_column("oai_harvested_record", "linked")
+    op.drop_column("oai_harvester", "dedupe")
     op.drop_column("oai_harvester_run_change", "conflicts")
     op.drop_column("oai_harvested_record", "conflicts")
     op.drop_column("oai_harvester", "field_policy")

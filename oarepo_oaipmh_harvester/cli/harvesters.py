@@ -19,7 +19,7 @@ HARVESTER_FIELDS = (
     "batch_size", "request_delay", "harvest_managers", "owner", "community", "target_adapter",
     "local_drafts", "invalid_drafts", "doi_conflicts", "set_communities", "missing_creator",
     "missing_creator_text", "metadata_prefix_choice", "files", "files_failure", "files_changes",
-    "files_max_size", "files_hosts", "files_restricted", "files_text", "deletion_guard", "match_on", "field_policy", "active", "credentials", "watermark", "created", "updated",
+    "files_max_size", "files_hosts", "files_restricted", "files_text", "deletion_guard", "match_on", "field_policy", "dedupe", "active", "credentials", "watermark", "created", "updated",
 )  # fmt: skip
 
 
@@ -177,6 +177,9 @@ POLICY_HELP = {
     "keep (for a curator).",
     "doi_conflicts": "A harvested DOI held by another local record: fail (the default) or "
     "take-over.",
+    "dedupe": "A new record that is a work another harvester brought (its DOI or a match_on "
+    "identifier): off (two records; the default), link (one record, this source linked to it) "
+    "or merge (also its merge-policy fields united).",
     "files": "A record's files (InvenioRDM): none (metadata only; the default), link (their "
     "URLs on the record) or copy (fetched into this site's storage).",
     "files_failure": "A file that cannot be fetched: metadata-only (published without it, with "

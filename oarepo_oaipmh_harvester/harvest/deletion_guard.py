@@ -143,13 +143,12 @@ class HeldDeletions:
                     mark = uow.mark()
                     change: dict[str, Any] = {"held_deletion": None, "harvested_at": now}
                     try:
-                        if row.local_pid:
-                            target.delete_alone(row.local_pid, uow)
-                            counts.deleted += 1
-                        else:
-                            counts.unchanged += 1
+                        # False: another harvester's source still brings it (dedupe)
+                        deleted = bool(row.local_pid) and target.delete_alone(row.local_pid, uow)
+                        counts.deleted += deleted
+                        counts.unchanged += not deleted
                         change.update(deleted=True, errors=None)
-                        if not target.keeps_deleted_pids:
+                        if not (deleted and target.keeps_deleted_pids):
                             change["local_pid"] = None
                     except Exception as error:  # noqa: BLE001 - tracked on the record
                         uow.discard_since(mark)

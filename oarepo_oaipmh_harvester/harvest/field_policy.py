@@ -249,6 +249,29 @@ def _merge(base: Any, mine: Any, source: Any) -> Any:
     return mine
 
 
+def united(first: list[Any], second: list[Any]) -> list[Any]:
+    """`first`, then the items of `second` it lacks (the same item: the same ``id``, else the
+    same value)."""
+    known = {_identity(item) for item in first}
+    return [*first, *(item for item in second if _identity(item) not in known)]
+
+
+def as_input_references(value: Any) -> Any:
+    """`value` with every object that has an ``id`` (a vocabulary entry a service expanded
+    when read) cut to its id: the form a service takes on input."""
+    return _references_by_id(value)
+
+
+def value_at(data: Any, path: tuple[str, ...]) -> Any:
+    """The value at a path of keys; :data:`ABSENT` where there is none."""
+    return _get(data, path)
+
+
+def with_value_at(data: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    """Set (or, with :data:`ABSENT`, remove) the value at a path of keys."""
+    _set(data, path, value)
+
+
 def _copy(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str)) if value is not ABSENT else ABSENT
 

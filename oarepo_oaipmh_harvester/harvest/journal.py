@@ -41,6 +41,7 @@ ROW_COLUMNS = (
     "files",
     "held_deletion",
     "conflicts",
+    "linked",
 )
 """The tracking row's columns a change keeps (besides its run id, kept as previous_run_id)."""
 

@@ -72,13 +72,13 @@ class Reconciler:
                 for identifier, local_pid in rows:
                     mark = uow.mark()
                     try:
-                        if local_pid:
-                            self.target.delete_alone(local_pid, uow)
-                            counts.deleted += 1
+                        # False: another harvester's source still brings it (dedupe)
+                        deleted = bool(local_pid) and self.target.delete_alone(local_pid, uow)
+                        counts.deleted += deleted
                         change = {"deleted": True, "errors": None, "harvested_at": now}
-                        if not self.target.keeps_deleted_pids:
+                        if not (deleted and self.target.keeps_deleted_pids):
                             change["local_pid"] = None
-                        elif local_pid:
+                        else:
                             awaiting.append(identifier)
                     except Exception as error:  # noqa: BLE001 - tracked on the record
                         uow.discard_since(mark)

@@ -284,15 +284,16 @@ class Repairer:
             for identifier, pid in rows:
                 mark = uow.mark()
                 try:
-                    target.delete_alone(pid, uow)
+                    deleted = target.delete_alone(pid, uow)
                 except Exception as error:  # noqa: BLE001 - tracked on the record
                     uow.discard_since(mark)
                     counts.fail(identifier, describe_error(error))
                     self.tracking.update(identifier, errors=[describe_error(error)])
                     continue
-                counts.deleted += 1
+                counts.deleted += deleted
+                counts.unchanged += not deleted  # another harvester still brings it: its own
                 if not forget:
-                    keep_pid = pid if target.keeps_deleted_pids else None
+                    keep_pid = pid if deleted and target.keeps_deleted_pids else None
                     self.tracking.update(
                         identifier, purged=True, local_pid=keep_pid, run_id=self.writer.run_id
                     )

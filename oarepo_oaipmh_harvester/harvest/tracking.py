@@ -73,6 +73,7 @@ class TrackingStore:
             _TABLE.c.adopted,
             _TABLE.c.files,
             _TABLE.c.held_deletion,
+            _TABLE.c.linked,
         ]
         if with_data:
             columns.append(_TABLE.c.transformed)
@@ -277,6 +278,7 @@ class TrackingStore:
             "files": None,
             "held_deletion": None,
             "conflicts": None,
+            "linked": False,
         }
         row.update(values)
         return row

@@ -247,7 +247,9 @@ class RunUndo:
                 return UndoStep(identifier, "left", now["local_pid"], edited)
         was_live = change["existed"] and _is_live(change)
         if not was_live:
-            return UndoStep(identifier, "delete" if _is_live(now) else "tracking", _pid(now))
+            # A record taken over or joined (another harvester's) was not the run's to make.
+            made = _is_live(now) and not now.get("adopted")
+            return UndoStep(identifier, "delete" if made else "tracking", _pid(now))
         if change["transformed"] is None:
             return UndoStep(
                 identifier, "left", _pid(now), "no data of the record before the run is kept"

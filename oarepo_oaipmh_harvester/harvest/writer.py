@@ -329,21 +329,20 @@ class RecordWriter:
         restore: bool = False,
         written: dict[str, Any] | None = None,
     ) -> None:
-        """Write one record in its own savepoint (`data`: already transformed; `written`:
-        what the harvest wrote last time, for a preview's field changes)."""
+        """Write one record in its own savepoint (`data`: transformed; `written`: last written)."""
         local_pid = row["local_pid"]
         mark = uow.mark()
         kept: KeptWithErrors | None = None
         before = None
         try:
             if row["deleted"]:
-                if local_pid:
-                    self.target.delete_alone(local_pid, uow)
+                deleted = bool(local_pid) and self.target.delete_alone(local_pid, uow)
+                if deleted:
                     counts.deleted += 1
                     self._note(row, "delete", pid=local_pid)
-                else:
-                    counts.unchanged += 1  # a tombstone we never had a record for
-                if not self.target.keeps_deleted_pids:
+                else:  # a tombstone we never had a record for, or another source's record
+                    counts.unchanged += 1
+                if not (deleted and self.target.keeps_deleted_pids):
                     row["local_pid"] = None
             else:
                 if data is None:
@@ -375,6 +374,7 @@ class RecordWriter:
                     except KeptWithErrors as error:
                         # Caught inside the savepoint: the target keeps the draft.
                         kept = error
+                row["linked"] = self.target.took_joined()  # another harvester's record
                 if kept is not None:
                     row["local_pid"] = kept.pid
                     self.note_failure(row, counts, RecordValidationError(kept.errors))

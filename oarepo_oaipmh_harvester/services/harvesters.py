@@ -77,7 +77,7 @@ EDITABLE_FIELDS = (
     "set_communities",
     "missing_creator",
     "files", "files_failure", "files_changes", "files_max_size", "files_hosts",
-    "files_restricted", "deletion_guard", "match_on", "field_policy",
+    "files_restricted", "deletion_guard", "match_on", "field_policy", "dedupe",
     "active",
 )  # fmt: skip
 
@@ -118,6 +118,7 @@ class HarvesterView:
     deletion_guard: float | None
     match_on: list[str] | None
     field_policy: dict[str, str] | None
+    dedupe: str
     active: bool
     credentials: str | None
     """Sealed (encrypted): the schema shows only what is set."""

@@ -33,6 +33,7 @@ class HarvestedRecordSchema(Schema):
     next_attempt_at = TZDateTime(timezone=UTC, format="iso", dump_only=True, allow_none=True)
     purged = fields.Boolean(dump_only=True)
     adopted = fields.Boolean(dump_only=True)
+    linked = fields.Boolean(dump_only=True)
     files = fields.List(fields.Dict(), dump_only=True, allow_none=True)
     files_summary = fields.Method("_files_summary", dump_only=True)
     files_text = fields.Method("_files_text", dump_only=True)

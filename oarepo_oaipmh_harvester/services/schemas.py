@@ -159,6 +159,7 @@ class HarvesterSchema(Schema):
     local_drafts = _policy("local_drafts")
     invalid_drafts = _policy("invalid_drafts")
     doi_conflicts = _policy("doi_conflicts")
+    dedupe = _policy("dedupe")
     set_communities = SetCommunities(load_default=None, allow_none=True)
     # What an InvenioRDM transformer makes of a record without a creator; None: its default.
     missing_creator = MissingCreatorPolicy(
@@ -424,6 +425,7 @@ def apply_defaults(data: dict) -> dict:
         ("local_drafts", "local_drafts"),
         ("invalid_drafts", "invalid_drafts"),
         ("doi_conflicts", "doi_conflicts"),
+        ("dedupe", "dedupe"),
     ):
         if data.get(name) is None:
             data[name] = getattr(defaults, attribute).value

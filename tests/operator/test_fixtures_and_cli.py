@@ -321,3 +321,46 @@ def test_match_on_on_the_command_line_and_over_rest(users, provider, run_cli, lo
     assert client.get(api).json["match_on"] == ["pmid", "isbn"]
     res = client.put(api, query_string={"check": "false"}, json={"match_on": ["title"]})
     assert res.status_code == 400 and res.json["errors"][0]["field"].startswith("match_on")
+
+
+def test_field_policy_and_dedupe_over_rest_in_a_fixture_and_on_the_command_line(
+    users, provider, run_cli, login, tmp_path
+):
+    """Per-field policies and dedupe (issue 38): a mapping over REST and in a fixture, text
+    lines from the panel's form, PATH=POLICY on the command line; a bad one refused naming it."""
+    result = run_cli(
+        "harvester", "create", "--id", "policies", "--name", "Policies",
+        "--base-url", provider.base_url, "--metadata-prefix", "oai_dc",
+        "--target", "oai-sample-records", "--field-policy", "metadata.subjects=merge",
+        "--dedupe", "link", "--no-check",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    listed = {h["id"]: h for h in json.loads(run_cli("harvester", "list", "--json").output)}
+    assert listed["policies"]["field_policy"] == {"metadata.subjects": "merge"}
+    assert listed["policies"]["dedupe"] == "link"
+    refused = run_cli("harvester", "update", "policies", "--dedupe", "twice", "--no-check")
+    assert refused.exit_code != 0 and "--dedupe" in refused.output
+
+    client = login(users.admin)
+    api = "/api/oai-harvest/harvesters/policies"
+    body = {"field_policy": {"metadata.title": "local", "custom_fields.*": "merge"}}
+    res = client.put(api, query_string={"check": "false"}, json=body)
+    assert res.status_code == 200, res.json
+    assert client.get(api).json["field_policy"] == body["field_policy"]
+    # The panel's form sends the textarea's lines (and gets them back as text).
+    form = {"field_policy": "metadata.subjects = merge\nmetadata.title = source"}
+    res = client.put(api, query_string={"check": "false"}, json=form)
+    assert res.json["field_policy"] == {"metadata.subjects": "merge", "metadata.title": "source"}
+    res = client.put(api, query_string={"check": "false"}, json={"field_policy": "a.b = newest"})
+    assert res.status_code == 400 and "'newest' is no field policy" in json.dumps(res.json)
+
+    path = write(
+        tmp_path / "harvesters.yaml",
+        fixture_text(provider.base_url).replace(
+            "  batch_size: 7",
+            "  batch_size: 7\n  dedupe: merge\n  field_policy:\n    metadata.subjects: merge",
+        ),
+    )
+    load_harvesters(path)
+    beta = db.session.get(OAIHarvester, "beta")
+    assert (beta.dedupe, beta.field_policy) == ("merge", {"metadata.subjects": "merge"})

@@ -111,9 +111,7 @@ def test_bad_filters_are_400_with_the_field(as_admin, tracked, args, field):
     assert field in {error["field"] for error in res.json["errors"]}
 
 
-def test_records_in_conflict_with_local_edits_are_a_facet_and_say_what_stayed(
-    as_admin, harvesters
-):
+def test_records_in_conflict_with_local_edits_are_a_facet_and_say_what_stayed(as_admin, harvesters):
     """A tracking row whose last write met a local edit (issue 38: field policies)."""
     conflict = {
         "field": "metadata.subjects",

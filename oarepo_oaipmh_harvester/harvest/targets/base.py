@@ -16,6 +16,7 @@ from invenio_db import db
 from ...provenance import Provenance
 from ..unit_of_work import BulkIndexingUnitOfWork
 from .options import TargetOptions
+from .shared import hand_over
 
 
 class LocalRecordMissing(Exception):
@@ -106,10 +107,25 @@ class TargetAdapter(abc.ABC):
     def delete(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
         """Remove the local record `pid`; a record that is already gone is not an error."""
 
-    def delete_alone(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
-        """:meth:`delete` in a savepoint of its own: a failure undoes only this record."""
+    def delete_alone(self, pid: str, uow: BulkIndexingUnitOfWork) -> bool:
+        """:meth:`delete` in a savepoint of its own (a failure undoes only this record); False,
+        nothing deleted, where another harvester's source still holds the record (dedupe:
+        that harvester keeps it, :func:`.shared.hand_over`)."""
+        holders = hand_over(self.harvester_id, pid)
+        if holders:
+            self._notices.append(
+                f"Local record {pid} was not deleted: harvester {', '.join(holders)} still "
+                f"brings the same work (dedupe)."
+            )
+            return False
         with db.session.begin_nested():
             self.delete(pid, uow)
+        return True
+
+    def took_joined(self) -> bool:
+        """Whether the last write joined a record another harvester holds (dedupe: the
+        tracking row is then linked to it); then forgotten."""
+        return False
 
     @property
     def keeps_files(self) -> bool:

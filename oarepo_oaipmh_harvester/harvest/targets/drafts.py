@@ -41,7 +41,9 @@ from .draft_files import DraftFiles
 from .files_location import files_location_named
 from .matching import LocalTwins, note_created, refuse_twin
 from .options import DoiConflictPolicy, InvalidDraftPolicy, LocalDraftPolicy
+from .rdm_state import is_deleted, is_rdm_service, why_deleted
 from .records import index_records_of
+from .shared import SharedRecords
 
 try:  # InvenioRDM's soft deletion; a plain drafts service deletes for good
     from invenio_rdm_records.services.errors import DeletionStatusException, RecordDeletedException
@@ -88,11 +90,12 @@ class DraftsServiceTarget(TargetAdapter):
         self.files = files
         """A record's files (files link or copy); None: metadata only."""
         self.twins = LocalTwins(service.record_cls.model_cls, self.options.match_on)
+        self.shared = SharedRecords(self.harvester_id, service.record_cls.model_cls, self.options)
         self._community_ids: dict[str, str] = {}
         """Slug or id -> id of the communities of sets, looked up once per run."""
         self.custom_fields = custom_fields
         """The custom fields the site defined (RDM_CUSTOM_FIELDS): provenance goes there."""
-        self._is_rdm = _is_rdm_service(service)
+        self._is_rdm = is_rdm_service(service)
         self._pid_registration = None
         if self._is_rdm:
             from .rdm_pids import PidRegistrationInBatch  # needs invenio-rdm-records
@@ -177,6 +180,8 @@ class DraftsServiceTarget(TargetAdapter):
     ) -> tuple[str, bool]:
         if self.files is not None:
             data = self.files.prepared(data)
+        if pid and self.shared.links(pid):  # another harvester's record: joined, not written
+            return self._join(pid, data, uow, None), False
         if pid and self._is_unpublished_draft(pid):
             # A draft kept for a curator (invalid_drafts = keep): this harvest continues it.
             return self._publish_draft(pid, data, uow, update=True), True
@@ -187,6 +192,9 @@ class DraftsServiceTarget(TargetAdapter):
             if holder and taking_over:
                 return self._take_over(holder, f"local record {holder}, which held DOI {doi}",
                                        data, uow)  # fmt: skip
+            shared = self.shared.find(data, doi, holder)  # a work another harvester brought
+            if shared is not None:
+                return self._join(shared.pid, data, uow, shared.describe()), False
             _refuse_doi_held(doi, holder, pid=None)  # one look-up decides both
             twin = self.twins.find(data)  # by the identifiers besides the DOI (match_on)
             if twin is not None and not taking_over:
@@ -195,6 +203,16 @@ class DraftsServiceTarget(TargetAdapter):
                 return self._take_over(twin.pid, twin.describe(), data, uow)
             return self._create(data, uow), True
         return super().create_or_update(pid, data, uow, restore=restore)
+
+    def _join(self, pid: str, data: dict, uow: Any, what: str | None) -> str:
+        current = self.read(pid)
+        if current is None:
+            raise LocalRecordMissing(pid)
+        update = lambda joined: self.update(pid, joined, uow)  # noqa: E731
+        return self.shared.join(pid, current, data, what, write=update, notices=self._notices)
+
+    def took_joined(self) -> bool:
+        return self.shared.take_joined()
 
     def _take_over(self, pid: str, what: str, data: dict, uow: Any) -> tuple[str, bool]:
         self._notices.append(f"Took over {what} (doi_conflicts take-over); it is updated "
@@ -214,7 +232,7 @@ class DraftsServiceTarget(TargetAdapter):
         return note_created(self._publish_draft(draft.id, data, uow, draft=draft))
 
     def restore(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
-        if self.keeps_deleted_pids and _is_deleted(self._published(pid)):
+        if self.keeps_deleted_pids and is_deleted(self._published(pid)):
             self.service.restore_record(self.identity, pid, uow=uow)
 
     def update(self, pid: str, data: dict[str, Any], uow: BulkIndexingUnitOfWork) -> str:
@@ -226,12 +244,12 @@ class DraftsServiceTarget(TargetAdapter):
                 f"A local draft is open for record {pid}; the harvested changes were not "
                 f"applied (local wins). Publish or discard the draft, then harvest again."
             )
-        if _is_deleted(record):
+        if is_deleted(record):
             # A tombstone the harvest made was restored before this (see restore()).
             if not self.keeps_deleted_pids:
                 raise LocalRecordMissing(pid)
             raise DeletedLocally(
-                f"Record {pid} was deleted in this repository{_why_deleted(record)}, and "
+                f"Record {pid} was deleted in this repository{why_deleted(record)}, and "
                 f"its source record has changed since; the change was not applied and "
                 f"the record stays deleted. Restore the record to let harvests update "
                 f"it again."
@@ -426,23 +444,3 @@ class DraftsServiceTarget(TargetAdapter):
                 f"Record {pid} could not be included in community "
                 f"{errors[0].get('community') or communities[0]!r}: {errors[0].get('message')}"
             )
-
-
-def _is_rdm_service(service: Any) -> bool:
-    try:
-        from invenio_rdm_records.services import RDMRecordService
-    except ImportError:
-        return False
-    return isinstance(service, RDMRecordService)
-
-
-def _is_deleted(record: Any) -> bool:
-    status = getattr(record, "deletion_status", None)
-    return bool(status is not None and status.is_deleted)
-
-
-def _why_deleted(record: Any) -> str:
-    """The tombstone's note of a deleted record, for a message ("" when it has none)."""
-    tombstone = getattr(record, "tombstone", None)
-    note = getattr(tombstone, "note", None)
-    return f" (tombstone note: {note})" if note else ""

@@ -94,9 +94,14 @@ def normalised(identifier: str, scheme: str) -> str:
 class LocalTwins:
     """Looks up the local twin of new records in one records service's table."""
 
-    def __init__(self, model_cls: Any, schemes: Sequence[str]) -> None:
+    def __init__(
+        self, model_cls: Any, schemes: Sequence[str], *, held_by_others_of: str | None = None
+    ) -> None:
         self.model_cls = model_cls
         self.schemes = [scheme for scheme in schemes if scheme != "doi"]
+        self.held_by_others_of = held_by_others_of
+        """None: the candidates are records no harvester tracks; a harvester's id: those
+        that another harvester's live row names (``dedupe``: :mod:`.shared`)."""
 
     def find(self, data: dict[str, Any]) -> Twin | None:
         """The one local record carrying an identifier of `data` (by the first scheme with a
@@ -129,9 +134,15 @@ class LocalTwins:
             table.c.json.op("->")(sa.literal("metadata")).op("->")(sa.literal("identifiers")),
             postgresql.JSONB,
         )
+        tracked = sa.exists().where(_TRACKED.c.local_pid == pid)
+        if self.held_by_others_of is not None:
+            tracked = tracked.where(
+                _TRACKED.c.harvester_id != self.held_by_others_of,
+                _TRACKED.c.deleted.is_(False),
+            )
         conditions = [
             identifiers.contains(wanted),
-            ~sa.exists().where(_TRACKED.c.local_pid == pid),
+            tracked if self.held_by_others_of is not None else ~tracked,
         ]
         if "deletion_status" in table.c:  # InvenioRDM: a tombstone is no twin
             conditions.append(table.c.deletion_status == "P")

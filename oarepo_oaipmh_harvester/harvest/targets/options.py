@@ -60,6 +60,20 @@ class DoiConflictPolicy(StrEnum):
     """The holder becomes this harvester's record and is updated from the source."""
 
 
+class DedupePolicy(StrEnum):
+    """What happens when a new source record is a work another harvester brought already (a
+    match by DOI or by the identifiers of ``match_on``)."""
+
+    OFF = "off"
+    """Two local records, one for each harvester."""
+    LINK = "link"
+    """One record, the other harvester's: this source is added to it as an alternate
+    identifier and a provenance link; its metadata is not written."""
+    MERGE = "merge"
+    """One record, the other harvester's: as with link, and this source's values of the
+    fields whose field policy is merge are united with the record's."""
+
+
 class FilesMode(StrEnum):
     """What becomes of the files a source record names (its file references)."""
 
@@ -130,6 +144,9 @@ class TargetOptions:
     files: FilesOptions = field(default_factory=FilesOptions)
     match_on: tuple[str, ...] = MATCH_SCHEMES
     """Identifier schemes a new record is matched to a local one by, in this order."""
+    dedupe: DedupePolicy = DedupePolicy.OFF
+    merged_fields: tuple[str, ...] = ()
+    """Paths whose field policy is merge (what ``dedupe`` merge unites)."""
 
     @classmethod
     def of(
@@ -158,6 +175,12 @@ class TargetOptions:
                 getattr(harvester, "doi_conflicts", None) or DoiConflictPolicy.FAIL
             ),
             files=files_options_of(harvester, files_defaults),
+            dedupe=DedupePolicy(getattr(harvester, "dedupe", None) or DedupePolicy.OFF),
+            merged_fields=tuple(
+                path
+                for path, policy in (getattr(harvester, "field_policy", None) or {}).items()
+                if policy == "merge"
+            ),
         )
 
 
@@ -201,6 +224,7 @@ POLICY_FIELDS: dict[str, type[StrEnum]] = {
     "local_drafts": LocalDraftPolicy,
     "invalid_drafts": InvalidDraftPolicy,
     "doi_conflicts": DoiConflictPolicy,
+    "dedupe": DedupePolicy,
     "files": FilesMode,
     "files_failure": FilesFailurePolicy,
     "files_changes": FilesChangePolicy,
