@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     """fetch, rdm and rdm_workers (one real Celery worker, which runs the site's PID tasks
     too: the clock waits for them) with its growth step, rdm_grown with a site of 40
-    records, and formats with 3 real records of each format."""
+    records, formats with 3 real records of each format, and matching."""
     pytest.importorskip("invenio_rdm_records")
     database = os.environ.get("SQLALCHEMY_DATABASE_URI", "")
     if not database.startswith("postgresql"):
@@ -27,7 +27,7 @@ def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     report = tmp_path / "bench.json"
     result = subprocess.run(
         [sys.executable, "benchmarks/harvest.py"]
-        + ["--phases", "fetch,journal,rdm,rdm_workers,rdm_grown,formats", "--format-records", "3"]
+        + ["--phases", "fetch,journal,rdm,rdm_workers,rdm_grown,formats,matching", "--format-records", "3"]
         + ["--records", "300", "--rdm-records", "6", "--rdm-worker-counts", "1"]
         + ["--rdm-site-records", "40", "--rdm-growth-records", "12"]
         + ["--quiet-wait", "0", "--json", str(report)],
@@ -94,6 +94,14 @@ def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     assert journal["undo_plan"]["counts"]["revert"] == journal["incremental_on"]["updated_entries"]
     assert journal["summary"]["full_on_over_off"] > 0
     assert "journal / no journal, time a record: full " in result.stdout
+    # Matching by identifiers (issue 38): the same records with a Handle each, three ways.
+    matching = outcome["phases"]["matching"]["steps"]
+    for name in ("full_off", "full_on", "full_on_indexed"):
+        assert matching[name]["inserted_entries"] == 6, name
+    # Each new record's Handle costs the harvest a look-up, and only with matching on.
+    sql = matching["summary"]["sql_per_record"]
+    assert sql["on"] > sql["off"] and sql["on_indexed"] > sql["off"]
+    assert "matching / none, time a record: without the index " in result.stdout
 
 
 def test_the_benchmark_runs_its_files_phase(tmp_path, search_server):

@@ -358,6 +358,7 @@ class RunUndo:
         row = self.tracking.new_row(identifier, **{name: change[name] for name in ROW_COLUMNS})
         row["run_id"] = change["previous_run_id"]
         row["local_pid"] = pid if pid is not None else change["local_pid"]
+        row["linked"] = bool(row["linked"])  # a journal older than the column has none
         self.tracking.save([row])
 
     def _settle_journals(self, journal: dict[str, Any], run_id: uuid.UUID) -> None:

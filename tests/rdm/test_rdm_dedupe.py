@@ -161,3 +161,21 @@ def test_merge_unites_the_merged_fields_and_a_purge_leaves_what_the_other_holds(
         assert run.status == RunStatusEnum.SUCCESS, run.message
         assert [r["id"] for r in published(rdm)] == [record["id"]]
     assert not row("second", SECOND).linked  # the first's purge handed it over
+
+
+def test_a_dry_run_names_the_record_a_new_source_record_would_join(rdm, provider, corpus):
+    """Issue 38, point 4: the match is shown before anything is written."""
+    corpus.add(FIRST, source("The work", ["Physics"]), sets=["first"])
+    corpus.add(SECOND, source("The work, as a preprint", ["Optics"]), sets=["second"])
+    common = {"target": RDM_TARGET, "transformer": TRANSFORMER}
+    make_harvester(provider.base_url, "first", setspecs=["first"], **common)
+    make_harvester(provider.base_url, "second", setspecs=["second"], dedupe="link", **common)
+    assert run_harvest("first").counts.failed == 0
+    (record,) = published(rdm)
+
+    report = current_harvest_runs_service.preview(system_identity, "second", {})
+
+    (entry,) = report["entries"]
+    assert (entry["action"], entry["pid"]) == ("update", record["id"])
+    assert entry["notices"][0].startswith(f"Linked to local record {record['id']}, which has")
+    assert row("second", SECOND) is None and len(published(rdm)) == 1

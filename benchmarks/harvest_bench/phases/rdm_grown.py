@@ -132,9 +132,9 @@ def grow_site(size: int) -> dict[str, Any]:
     db.session.execute(
         db.text(
             "INSERT INTO oai_harvested_record (harvester_id, oai_identifier, datestamp, deleted, "
-            "local_pid, harvested_at, attempts, purged, adopted) "
+            "local_pid, harvested_at, attempts, purged, adopted, linked) "
             "SELECT :harvester, 'oai:ballast:' || b.g, '2024-01-01T00:00:00Z', false, "
-            "'ballast-' || b.g, now(), 0, false, false FROM ballast b"
+            "'ballast-' || b.g, now(), 0, false, false, false FROM ballast b"
         ),
         {"harvester": HARVESTER_ID},
     )
