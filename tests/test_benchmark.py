@@ -27,7 +27,12 @@ def test_the_benchmark_runs_its_fetch_and_rdm_phases(tmp_path, search_server):
     report = tmp_path / "bench.json"
     result = subprocess.run(
         [sys.executable, "benchmarks/harvest.py"]
-        + ["--phases", "fetch,journal,rdm,rdm_workers,rdm_grown,formats,matching", "--format-records", "3"]
+        + [
+            "--phases",
+            "fetch,journal,rdm,rdm_workers,rdm_grown,formats,matching",
+            "--format-records",
+            "3",
+        ]
         + ["--records", "300", "--rdm-records", "6", "--rdm-worker-counts", "1"]
         + ["--rdm-site-records", "40", "--rdm-growth-records", "12"]
         + ["--quiet-wait", "0", "--json", str(report)],
