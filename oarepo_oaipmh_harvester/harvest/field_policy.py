@@ -43,7 +43,8 @@ class FieldPolicyError(ValueError):
 @dataclass(frozen=True)
 class FieldPolicies:
     """A harvester's policies: metadata paths (``metadata.subjects``, ``custom_fields.*``: any
-    key at that step) and what each does to local edits, in the order given."""
+    key at that step) and what each does to local edits; where two name one field, the one
+    with fewer ``*`` decides (a stored mapping keeps no order: PostgreSQL's JSONB sorts it)."""
 
     rules: tuple[tuple[str, FieldPolicy], ...] = ()
 
@@ -51,10 +52,10 @@ class FieldPolicies:
     def of(cls, stored: Mapping[str, str] | None) -> FieldPolicies:
         """The policies stored on a harvester (``{path: policy}``); a bad one raises
         :class:`FieldPolicyError` naming it."""
-        rules = []
-        for path, name in (stored or {}).items():
-            rules.append((check_path(path), policy_named(name, path)))
-        return cls(tuple(rules))
+        rules = [
+            (check_path(path), policy_named(name, path)) for path, name in (stored or {}).items()
+        ]
+        return cls(tuple(sorted(rules, key=lambda rule: (rule[0].count("*"), rule[0]))))
 
     def __bool__(self) -> bool:
         return bool(self.rules)
@@ -126,7 +127,7 @@ class FieldPolicies:
     def _expanded(
         self, *versions: Mapping[str, Any]
     ) -> Iterator[tuple[tuple[str, ...], FieldPolicy]]:
-        """Each concrete path a rule names, once (the first rule naming it decides)."""
+        """Each concrete path a rule names, once (the most specific rule naming it decides)."""
         seen: set[tuple[str, ...]] = set()
         for pattern, policy in self.rules:
             for path in _concrete(tuple(pattern.split(".")), versions):

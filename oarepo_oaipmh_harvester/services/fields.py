@@ -171,7 +171,8 @@ def field_policy_text(mapping: Mapping[str, str] | None) -> str:
 
 class FieldPolicyMapping(fields.String):
     """``{metadata path: policy}``, or ``path = policy`` lines (a form's textarea); each
-    checked (:class:`..harvest.field_policy.FieldPolicies`) and stored in its given order."""
+    checked (:class:`..harvest.field_policy.FieldPolicies`; which decides where two name one
+    field is its business, not their order)."""
 
     def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
         return dict(value) if value else None

@@ -240,6 +240,38 @@ def test_admin_journey(
         # The sample target is no InvenioRDM: no communities there.
         assert "draft-enabled target" in browser.error_of("set_communities")
 
+    # -- what a harvest does to local edits, and to a work another harvester brought ----------
+    with browser.step(
+        "edit-field-policy-and-dedupe", expect=[(400, r"/api/oai-harvest/harvesters/journey")]
+    ):
+        browser.goto("/administration/oai-harvesters/journey/edit")
+        page.locator("[name='field_policy']").first.wait_for()
+        body = page.inner_text("body")
+        assert "Field policies for local edits" in body and "A work another harvester" in body
+        browser.fill("field_policy", "metadata.subject = newest")
+        page.get_by_role("button", name="Save").click()
+        wait_until(lambda: browser.error_of("field_policy"), timeout=15)
+        assert "'newest' is no field policy" in browser.error_of("field_policy")
+        browser.fill("field_policy", "metadata.subject = merge\nmetadata.title = local")
+        browser.choose("dedupe", "link")
+        page.get_by_role("button", name="Save").click()
+        page.wait_for_url(LIST_PAGE)
+        saved = browser.api("GET", "/api/oai-harvest/harvesters/journey").json()
+        assert saved["field_policy"] == {"metadata.subject": "merge", "metadata.title": "local"}
+        assert saved["dedupe"] == "link"
+        # The form shows them again as it took them; emptied, the source overwrites again.
+        browser.goto("/administration/oai-harvesters/journey/edit")
+        textarea = page.locator("[name='field_policy']").first
+        textarea.wait_for()
+        shown = set(textarea.input_value().splitlines())  # in the order the database keeps
+        assert shown == {"metadata.subject = merge", "metadata.title = local"}
+        browser.fill("field_policy", "")
+        browser.choose("dedupe", "off")
+        page.get_by_role("button", name="Save").click()
+        page.wait_for_url(LIST_PAGE)
+        cleared = browser.api("GET", "/api/oai-harvest/harvesters/journey").json()
+        assert (cleared["field_policy"], cleared["dedupe"]) == (None, "off")
+
     # -- run now: full, since, identifiers, reconcile only ----------------------------------
     with browser.step("run-now-full"):
         browser.goto("/administration/oai-harvesters/journey")
@@ -297,7 +329,9 @@ def test_admin_journey(
         results = page.locator("table tbody tr")
         results.first.wait_for()
         body = page.inner_text("body")
-        for facet in ("Harvester", "Deleted at the source", "With errors", "With warnings"):
+        for facet in (
+            "Harvester", "Deleted at the source", "With errors", "With warnings", "With conflicts",
+        ):  # fmt: skip
             assert facet in body
         assert "live" in body and "none" in body  # state and errors in words
         shutil.copy(browser.screenshot("records-list"), README_SCREENSHOTS / "records-list.png")

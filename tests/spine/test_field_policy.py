@@ -213,3 +213,22 @@ def test_an_undo_writes_the_earlier_source_data_back_with_the_local_edits_kept(
     # No policy for it: the run overwrote the curator's text, and the undo writes back what
     # the harvest wrote before (the journal keeps tracking rows, not the local record).
     assert undone["description"] == harvested_before["description"]
+
+
+def test_a_named_path_decides_over_a_pattern_whatever_their_order():
+    """A stored mapping keeps no order (PostgreSQL's JSONB sorts its keys)."""
+    from oarepo_oaipmh_harvester.harvest.field_policy import FieldPolicies
+
+    written = {"metadata": {"title": ["T"], "subject": ["a"]}}
+    local_version = {"metadata": {"title": ["Curated"], "subject": ["a", "curated"]}}
+    incoming = {"metadata": {"title": ["T2"], "subject": ["b"]}}
+    for stored in (
+        {"metadata.*": "local", "metadata.subject": "source"},
+        {"metadata.subject": "source", "metadata.*": "local"},
+    ):
+        data, conflicts = FieldPolicies.of(stored).resolve(written, local_version, incoming)
+        assert data["metadata"] == {"title": ["Curated"], "subject": ["b"]}
+        assert {c["field"]: c["kept"] for c in conflicts} == {
+            "metadata.subject": "source",
+            "metadata.title": "local",
+        }
