@@ -249,6 +249,7 @@ def test_record_list_page_with_facets_and_the_search_it_makes(as_admin, tracked)
         ("deleted", "Deleted at the source"),
         ("has_errors", "With errors"),
         ("has_warnings", "With warnings"),
+        ("has_conflicts", "With conflicts"),
     ]
     assert "reharvest" in data["actions"]
 
