@@ -78,11 +78,12 @@ DRAFT_PACKAGES = ("invenio_rdm_records", "invenio_drafts_resources")
 
 def _rdm_modules() -> set[Path]:
     """The modules that exist for InvenioRDM: the drafts adapter, its PID registration (which
-    it imports only for an RDM service) and the RDM transformers (each imports RDM only when
-    used)."""
+    it imports only for an RDM service), what it asks of RDM's records (each helper importing
+    RDM only when asked) and the RDM transformers (each imports RDM only when used)."""
     return {
         PACKAGE / "harvest" / "targets" / "drafts.py",
         PACKAGE / "harvest" / "targets" / "rdm_pids.py",
+        PACKAGE / "harvest" / "targets" / "rdm_state.py",
         *(PACKAGE / "transformers" / "rdm").rglob("*.py"),
     }
 
