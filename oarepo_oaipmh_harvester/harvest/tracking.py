@@ -73,7 +73,6 @@ class TrackingStore:
             _TABLE.c.adopted,
             _TABLE.c.files,
             _TABLE.c.held_deletion,
-            _TABLE.c.linked,
         ]
         if with_data:
             columns.append(_TABLE.c.transformed)
