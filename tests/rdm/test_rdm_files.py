@@ -380,3 +380,29 @@ def test_the_undo_of_a_run_that_made_a_new_version_goes_back_to_the_earlier_vers
         rdm_openaire.read(system_identity, newer)
     assert files_of(rdm_openaire, first) == {"article.pdf": md5(PDF)}
     assert rdm_openaire.read(system_identity, first).data["versions"]["is_latest"] is True
+
+
+def test_a_source_tombstone_deletes_every_version_the_changed_files_made(rdm_openaire, repository):
+    """RDM makes the previous version the latest when the latest is deleted: a deletion that
+    took only the version the tracking row names would leave the earlier one online."""
+    from invenio_rdm_records.services.errors import RecordDeletedException
+
+    pdf = repository.provider.serve_file("4/article.pdf", PDF)
+    identifier = repository.publish("4", [(pdf, OPEN)])
+    harvester(repository, files="copy")
+    run_harvest("test")
+    first = tracking()[identifier].local_pid
+    repository.provider.serve_file("4/article.pdf", PDF.replace(b"spectral", b"SPECTRAL"))
+    repository.corpus.advance_clock(hours=1)
+    repository.publish("4", [(pdf, OPEN)], update=True)
+    harvest_again(repository.corpus)
+    newer = tracking()[identifier].local_pid
+    assert newer != first
+
+    repository.corpus.delete(identifier)
+    summary = harvest_again(repository.corpus)
+
+    assert (summary.counts.deleted, summary.counts.failed) == (1, 0)
+    for pid in (first, newer):
+        with pytest.raises(RecordDeletedException):
+            rdm_openaire.read(system_identity, pid)

@@ -119,8 +119,13 @@ class TargetAdapter(abc.ABC):
             )
             return False
         with db.session.begin_nested():
-            self.delete(pid, uow)
+            self.delete_every_version(pid, uow)
         return True
+
+    def delete_every_version(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
+        """:meth:`delete` of `pid` and of the other versions of its record, where the target
+        keeps versions (a new version for changed files): the source deleted the work."""
+        self.delete(pid, uow)
 
     def took_joined(self) -> bool:
         """Whether the last write joined a record another harvester holds (dedupe: the

@@ -21,8 +21,6 @@ from typing import Any
 
 import sqlalchemy as sa
 from invenio_db import db
-from invenio_pidstore.errors import PIDDeletedError, PIDDoesNotExistError, PIDUnregistered
-from sqlalchemy.orm.exc import NoResultFound
 
 from ...provenance import Provenance, stamp_rdm
 from ..counts import RecordValidationError
@@ -42,6 +40,8 @@ from .files_location import files_location_named
 from .matching import LocalTwins, note_created, refuse_twin
 from .options import DoiConflictPolicy, InvalidDraftPolicy, LocalDraftPolicy
 from .rdm_state import is_deleted, is_rdm_service, why_deleted
+from .rdm_versions import GONE as _GONE
+from .rdm_versions import live_versions
 from .records import index_records_of
 from .shared import SharedRecords
 
@@ -57,8 +57,6 @@ except ImportError:  # pragma: no cover - exercised only without invenio-rdm-rec
 
 
 log = logging.getLogger(__name__)
-
-_GONE = (PIDDoesNotExistError, PIDDeletedError, PIDUnregistered, NoResultFound)
 
 
 class LocalDraftOpen(Exception):
@@ -287,6 +285,10 @@ class DraftsServiceTarget(TargetAdapter):
                 self.service.delete(self.identity, pid, uow=uow)
         except (*_GONE, DeletionStatusException):
             pass  # already deleted, or gone: the desired end state
+
+    def delete_every_version(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
+        for version in live_versions(self.service, pid):
+            self.delete(version, uow)
 
     def reindex(self, pids: Sequence[str], uow: BulkIndexingUnitOfWork) -> set[str]:
         return index_records_of(self.service, pids, uow, gone=_GONE)
