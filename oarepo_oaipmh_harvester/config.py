@@ -166,8 +166,14 @@ OAI_HARVESTER_FILES_MAX_RUN_BYTES = None
 the next run (it fails with a retryable error naming the limit)."""
 
 OAI_HARVESTER_FILES_PER_HOST = 2
-"""Files fetched at once from one host, across the harvest's workers of one process
-(politeness)."""
+"""Files fetched at once from one host (politeness): across every worker process of the site
+where they are counted in Redis (OAI_HARVESTER_FILES_SLOTS_REDIS_URL), else in each process."""
+
+OAI_HARVESTER_FILES_SLOTS_REDIS_URL = None
+"""The Redis in which downloads at once per host are counted, so that
+OAI_HARVESTER_FILES_PER_HOST holds across the site's worker processes. None: the site's cache
+Redis (CACHE_REDIS_URL) where CACHE_TYPE is redis, as in InvenioRDM; "": each process counts its
+own. A Redis that does not answer is said in the log, and each process counts its own."""
 
 OAI_HARVESTER_FILES_DEADLINE = 3600.0
 """Seconds one file's download may take in all (a slow drip ends there and is retried)."""

@@ -11,7 +11,8 @@ file, a body larger than ``max_size`` is cut off, and the file is handed over on
 size and checksum check out.  One deadline bounds the whole file, retries and waits included
 (:mod:`.deadline`); connection failures and 429/5xx answers are retried with backoff,
 honouring ``Retry-After``; a failure mid-body starts the file again.  At most ``per_host``
-downloads run at the same time against one host in this process.
+downloads run at the same time against one host: in this process, or across the site's
+processes where the fetcher counts them in Redis (:mod:`.host_slots`).
 
 The bytes are stored as sent: ``Accept-Encoding: identity`` is asked for and a
 ``Content-Encoding`` is not undone (a ``.gz`` file served as ``Content-Encoding: gzip``
@@ -44,6 +45,7 @@ from .download_errors import (
     parse_checksum,
 )
 from .errors import ForbiddenAddress, OAITransportError, RequestDeadlineExceeded
+from .host_slots import HostSlots, ProcessHostSlots
 from .networks import DEFAULT_FORBIDDEN_NETWORKS, check_url_allowed, parse_networks
 from .options import DEFAULT_USER_AGENT
 from .retry import _backoff, describe_failure
@@ -61,20 +63,6 @@ _NOT_A_REQUEST = (
 )
 
 
-_SLOTS: dict[tuple[str, int], threading.BoundedSemaphore] = {}
-_SLOTS_LOCK = threading.Lock()
-
-
-def host_slots(host: str, per_host: int) -> threading.BoundedSemaphore:
-    """The process-wide semaphore that lets ``per_host`` downloads at a time reach ``host``."""
-    key = (normalized_host(host), max(1, per_host))
-    with _SLOTS_LOCK:
-        slots = _SLOTS.get(key)
-        if slots is None:
-            slots = _SLOTS[key] = threading.BoundedSemaphore(key[1])
-        return slots
-
-
 class FileFetcher:
     """Downloads the files of one provider's records (thread-safe: a session per thread)."""
 
@@ -90,6 +78,7 @@ class FileFetcher:
         forbidden_networks: Sequence[str] = DEFAULT_FORBIDDEN_NETWORKS,
         credentials: ProviderCredentials | None = None,
         per_host: int = 2,
+        host_slots: HostSlots | None = None,
         retries: int = 3,
         max_retry_wait: float = 60.0,
         chunk_size: int = 1 << 20,
@@ -107,6 +96,7 @@ class FileFetcher:
         self.forbidden_networks = tuple(forbidden_networks)
         self.forbidden = parse_networks(self.forbidden_networks)
         self.per_host = per_host
+        self.host_slots = host_slots or ProcessHostSlots(per_host)
         self.retries = retries
         self.max_retry_wait = max_retry_wait
         self.chunk_size = chunk_size
@@ -159,7 +149,7 @@ class FileFetcher:
                 url=source.url,
             )
         with tempfile.TemporaryFile(prefix="oai-file-") as body:
-            with host_slots(host, self.per_host):
+            with self.host_slots.hold(host):
                 fetched = self._fetch(source, body, wanted)
             body.seek(0)
             yield fetched, body

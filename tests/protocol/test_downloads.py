@@ -443,6 +443,70 @@ def test_at_most_per_host_downloads_at_a_time(server, fetcher) -> None:
     assert server.peak == 2
 
 
+def _fetch_in_processes(server: FileServer, slots_of: Callable[[], Any], processes: int) -> None:
+    """`processes` forked processes (as a site's prefork workers are), each fetching two slow
+    files at once from `server` with a fetcher whose slots `slots_of` makes in the child."""
+    import multiprocessing
+
+    def child(index: int) -> None:
+        fetcher = FileFetcher(
+            server.url("/oai"), max_size=10_000_000, forbidden_networks=(),
+            timeout=(2.0, 5.0), deadline=10.0, per_host=2, host_slots=slots_of(),
+        )  # fmt: skip
+        threads = [
+            threading.Thread(target=fetch, args=(fetcher, server.url(f"/slow?size={index}{i}")))
+            for i in range(2)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+
+    context = multiprocessing.get_context("fork")
+    children = [context.Process(target=child, args=(index,)) for index in range(processes)]
+    for process in children:
+        process.start()
+    for process in children:
+        process.join(30)
+    assert [process.exitcode for process in children] == [0] * processes
+    assert server.counts["/slow"] == processes * 2
+
+
+def test_per_host_holds_across_processes_that_count_in_redis(server) -> None:
+    """Three forked processes, two downloads each: counted in Redis, two at a time reach the
+    host; counted per process, more do (each process lets its own two through)."""
+    redis = pytest.importorskip("redis")
+    from oarepo_oaipmh_harvester.protocol.host_slots import ProcessHostSlots, RedisHostSlots
+
+    url = "redis://127.0.0.1:6379/7"
+    redis.Redis.from_url(url).flushdb()
+
+    _fetch_in_processes(
+        server, lambda: RedisHostSlots(redis.Redis.from_url(url), 2, lease=60.0), processes=3
+    )
+    assert server.peak == 2
+
+    server.peak, server.counts = 0, {}
+    _fetch_in_processes(server, lambda: ProcessHostSlots(2), processes=3)
+    assert server.peak > 2
+    assert redis.Redis.from_url(url).keys("oai-harvester:file-slots:*") == []
+
+
+def test_a_slot_whose_holder_died_is_free_when_its_lease_ends(server) -> None:
+    redis = pytest.importorskip("redis")
+    from oarepo_oaipmh_harvester.protocol.host_slots import RedisHostSlots
+
+    client = redis.Redis.from_url("redis://127.0.0.1:6379/7")
+    client.flushdb()
+    slots = RedisHostSlots(client, 1, lease=0.5, poll=0.02)
+    held = slots.hold("files.example.org")
+    held.__enter__()  # never released: its process "died"
+    started = time.monotonic()
+    with slots.hold("FILES.example.org"):
+        waited = time.monotonic() - started
+    assert 0.3 < waited < 3.0
+
+
 def _rss() -> int:
     with open("/proc/self/status") as status:
         for line in status:
