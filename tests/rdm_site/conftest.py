@@ -20,12 +20,14 @@ from typing import Any
 
 import pytest
 import requests
+from browser.journey import Browser
 from oaiharvest_test_support.search_node import free_port
 
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
-from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider
+from oarepo_oaipmh_harvester.testing.corpus_openaire import OPENAIRE_PREFIX, openaire_document
+from oarepo_oaipmh_harvester.testing.provider import OAIPMHProvider, served_document_key
 
-from .instance import Site, SiteBuilds, SiteSettings, SiteSetup
+from .instance import ADMIN_EMAIL, ADMIN_PASSWORD, Site, SiteBuilds, SiteSettings, SiteSetup
 from .releases import RELEASES, Release, selected_releases
 from .served import (
     RequestCounts,
@@ -68,6 +70,7 @@ class RunningSite:
     """``name=value`` of a session of the administrator, logged in through the login form."""
     journey_provider: OAIPMHProvider
     stop_provider: OAIPMHProvider
+    files_provider: OAIPMHProvider
     fork: ForkSafety
 
     @property
@@ -110,14 +113,45 @@ def fork_corpus() -> Corpus:
     return corpus
 
 
+SITE_FILES = {
+    "notes.txt": b"Lattice notes, line by line.\n" * 400,
+    "table.csv": b"x,y\n1,2\n" * 300,
+}
+"""The files of each record the files provider serves (issue 36: files copy in the site)."""
+
+
 @pytest.fixture(scope="session")
 def site_providers(journey_corpus, stop_corpus, fork_corpus):
+    files_corpus = Corpus()
+    files_corpus.set_clock(datetime(2024, 6, 1, 12, 0, 0, tzinfo=UTC))
     with (
         OAIPMHProvider(journey_corpus, page_size=20) as journey,
         OAIPMHProvider(stop_corpus, page_size=10) as slow,
         OAIPMHProvider(fork_corpus, page_size=10) as fork,
+        OAIPMHProvider(files_corpus, metadata_prefixes=(OPENAIRE_PREFIX,)) as files,
     ):
-        yield {"journey": journey, "stop": slow, "fork": fork}
+        for number in ("1", "2"):
+            _publish_with_files(files, files_corpus, number)
+        yield {"journey": journey, "stop": slow, "fork": fork, "files": files}
+
+
+def _publish_with_files(provider: OAIPMHProvider, corpus: Corpus, number: str) -> None:
+    """An OpenAIRE record naming the files of SITE_FILES, which `provider` serves."""
+    mime_types = {"notes.txt": "text/plain", "table.csv": "text/csv"}
+    files = tuple(
+        (provider.serve_file(f"{number}/{name}", content), mime_types[name], "fulltext", "c_abf2")
+        for name, content in SITE_FILES.items()
+    )
+    document = openaire_document(
+        number, title=f"Site files record {number}", funding="", citation_fields="", files=files
+    )
+    corpus.add(
+        f"oai:files.example.org:{number}",
+        {
+            "title": [f"Site files record {number}"],
+            served_document_key(OPENAIRE_PREFIX): [document],
+        },
+    )
 
 
 RELEASES_USED = pytest.StashKey[list[str]]()
@@ -188,6 +222,7 @@ def rdm_site(release, site_builds, search_server, site_providers) -> Iterator[Ru
             session_cookie=session_cookie,
             journey_provider=site_providers["journey"],
             stop_provider=site_providers["stop"],
+            files_provider=site_providers["files"],
             fork=fork,
         )
         with site.timings.phase("web: first requests"):
@@ -283,3 +318,14 @@ def _harvest_round(running: RunningSite, setup: SiteSetup, provider_url: str) ->
     runs = running.api("GET", f"/api/oai-harvest/harvesters/{FORK_CHECK_HARVESTER}/runs").json()
     fork.harvest_run = runs["hits"]["hits"][0] if runs["hits"]["hits"] else None
     fork.published = running.api("GET", "/api/records", params={"size": 1}).json()["hits"]["total"]
+
+
+@pytest.fixture(scope="session")
+def admin(rdm_site: RunningSite) -> Iterator[Browser]:
+    """Chromium, logged in as the administrator through RDM's login form (the journey's
+    browser, shared by every site test of a release)."""
+    with Browser(rdm_site.url, rdm_site.site.reports) as browser:
+        with browser.step("login"):
+            browser.log_in(ADMIN_EMAIL, ADMIN_PASSWORD)
+            assert ADMIN_EMAIL in browser.page.inner_text("header")
+        yield browser

@@ -4,7 +4,8 @@ RDM's own front page and search; the administration menu; a harvester created in
 form (sets, a harvest manager) and its job scheduled in Administration -> Jobs; Run now, the
 harvester's page, the harvested records list and a record's detail; the harvested records on
 RDM's search page and landing page; the run's log on its page; a failed run on the harvester's
-page; the run the scheduler (celery beat) started; Stop in Administration -> Jobs.
+page; a harvest with files copy (the files read back over RDM's API and listed on its landing
+page); the run the scheduler (celery beat) started; Stop in Administration -> Jobs.
 
 The steps are tests of their own, in order, sharing one browser per release: a step that fails
 (a known bug, say) is reported as such and the journey goes on. Every JavaScript console error
@@ -14,10 +15,10 @@ in test-reports/site/<release>/.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import socket
 import time
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -26,8 +27,8 @@ from browser.journey import Browser, wait_until
 
 from oarepo_oaipmh_harvester.testing.corpus import Corpus
 
-from .conftest import RunningSite
-from .instance import ADMIN_EMAIL, ADMIN_PASSWORD, MANAGER_EMAIL
+from .conftest import SITE_FILES, RunningSite
+from .instance import ADMIN_EMAIL, MANAGER_EMAIL
 
 pytestmark = pytest.mark.site
 
@@ -39,16 +40,6 @@ STOP_BATCH_SIZE = 10
 JOBS_UNDEFINED_LINK = (404, r"/administration/undefined$")
 """invenio-jobs' own: its job list asks for `/administration/undefined` (a link its API app
 cannot build), on every load of Administration -> Jobs."""
-
-
-@pytest.fixture(scope="session")
-def admin(rdm_site: RunningSite) -> Iterator[Browser]:
-    """Chromium, logged in as the administrator through RDM's login form."""
-    with Browser(rdm_site.url, rdm_site.site.reports) as browser:
-        with browser.step("login"):
-            browser.log_in(ADMIN_EMAIL, ADMIN_PASSWORD)
-            assert ADMIN_EMAIL in browser.page.inner_text("header")
-        yield browser
 
 
 class Journey(dict):
@@ -362,6 +353,69 @@ def test_13_failed_run_on_the_harvester_page(admin: Browser, rdm_site: RunningSi
         shown = row.inner_text()
         assert "FAILED" in shown and "Connection refused" in shown, shown
         assert "Traceback" not in shown and 'File "' not in shown, shown[:1500]
+
+
+# -- files copy (issue 36), while the scheduler's next reading is awaited -------------------------
+FILES_HARVESTER = "files"
+
+
+def _files_run(rdm_site: RunningSite) -> dict:
+    started = rdm_site.api("POST", f"/api/oai-harvest/harvesters/{FILES_HARVESTER}/run", json={})
+    assert started.status_code == 202, started.text
+    return finished_run(rdm_site, FILES_HARVESTER, started.json()["id"])
+
+
+def _files_downloaded(rdm_site: RunningSite) -> int:
+    return sum(status == 200 for _, _, status in rdm_site.files_provider.file_requests)
+
+
+def test_13b_files_copy_in_the_released_site(admin: Browser, rdm_site: RunningSite) -> None:
+    created = rdm_site.api(
+        "POST",
+        "/api/oai-harvest/harvesters",
+        json={
+            "id": FILES_HARVESTER,
+            "name": "Files",
+            "base_url": rdm_site.files_provider.base_url,
+            "metadata_prefix": "oai_openaire",
+            "target": "records",
+            "transformer": "oai_openaire_rdm",
+            "files": "copy",
+        },
+    )
+    assert created.status_code == 201, created.text
+    downloaded_before = _files_downloaded(rdm_site)  # the provider serves every release
+
+    run = _files_run(rdm_site)
+
+    assert run["status"] == "SUCCESS", run["message"]
+    assert (run["inserted_entries"], run["errored_entries"]) == (2, 0), run
+    rows = rdm_site.api(
+        "GET", "/api/oai-harvest/records", params={"harvester": FILES_HARVESTER}
+    ).json()["hits"]["hits"]
+    assert len(rows) == 2
+    expected = {
+        name: "md5:" + hashlib.md5(content).hexdigest()  # noqa: S324 - what RDM stores
+        for name, content in SITE_FILES.items()
+    }
+    for row in rows:
+        pid = row["local_pid"]
+        listing = rdm_site.api("GET", f"/api/records/{pid}/files").json()
+        assert {entry["key"]: entry["checksum"] for entry in listing["entries"]} == expected
+        for name, content in SITE_FILES.items():
+            body = rdm_site.api("GET", f"/api/records/{pid}/files/{name}/content")
+            assert body.status_code == 200 and body.content == content, name
+    assert _files_downloaded(rdm_site) == downloaded_before + 4
+
+    pid = rows[0]["local_pid"]
+    with admin.step("files-landing-page") as page:
+        admin.goto(f"/records/{pid}")
+        wait_until(lambda: "notes.txt" in page.inner_text("body"), timeout=30)
+        assert "table.csv" in page.inner_text("body")
+
+    again = _files_run(rdm_site)
+    assert again["status"] == "SUCCESS", again["message"]
+    assert _files_downloaded(rdm_site) == downloaded_before + 4, "a rerun downloads nothing"
 
 
 def test_14_the_scheduler_starts_a_run(
