@@ -40,8 +40,7 @@ from .files_location import files_location_named
 from .matching import LocalTwins, note_created, refuse_twin
 from .options import DoiConflictPolicy, InvalidDraftPolicy, LocalDraftPolicy
 from .rdm_state import is_deleted, is_rdm_service, why_deleted
-from .rdm_versions import GONE as _GONE
-from .rdm_versions import live_versions
+from .rdm_versions import GONE, live_versions
 from .records import index_records_of
 from .shared import SharedRecords
 
@@ -283,7 +282,7 @@ class DraftsServiceTarget(TargetAdapter):
                 self.service.delete_record(self.identity, pid, {"note": note}, uow=uow)
             else:
                 self.service.delete(self.identity, pid, uow=uow)
-        except (*_GONE, DeletionStatusException):
+        except (*GONE, DeletionStatusException):
             pass  # already deleted, or gone: the desired end state
 
     def delete_every_version(self, pid: str, uow: BulkIndexingUnitOfWork) -> None:
@@ -291,13 +290,13 @@ class DraftsServiceTarget(TargetAdapter):
             self.delete(version, uow)
 
     def reindex(self, pids: Sequence[str], uow: BulkIndexingUnitOfWork) -> set[str]:
-        return index_records_of(self.service, pids, uow, gone=_GONE)
+        return index_records_of(self.service, pids, uow, gone=GONE)
 
     def read(self, pid: str) -> dict[str, Any] | None:
         """The published record's data; None when it is gone or a tombstone."""
         try:
             return self.service.read(self.identity, pid).data
-        except (*_GONE, RecordDeletedException):
+        except (*GONE, RecordDeletedException):
             return None
 
     def _update_files(
@@ -355,7 +354,7 @@ class DraftsServiceTarget(TargetAdapter):
     def _published(self, pid: str) -> Any:
         try:
             return self.service.record_cls.pid.resolve(pid)
-        except _GONE as error:
+        except GONE as error:
             raise LocalRecordMissing(pid) from error
 
     def _is_unpublished_draft(self, pid: str) -> bool:
@@ -363,14 +362,14 @@ class DraftsServiceTarget(TargetAdapter):
         try:
             self.service.record_cls.pid.resolve(pid)
             return False
-        except _GONE:
+        except GONE:
             return self._has_open_draft(pid)
 
     def _has_open_draft(self, pid: str) -> bool:
         """A draft of the record exists (publishing soft-deletes ours)."""
         try:
             self.service.draft_cls.pid.resolve(pid, registered_only=False)
-        except _GONE:
+        except GONE:
             return False
         return True
 
@@ -387,7 +386,7 @@ class DraftsServiceTarget(TargetAdapter):
         raise RecordValidationError(list(errors))
 
     def _holder_of(self, doi: str) -> str | None:
-        return doi_holder(self.service, doi, gone=_GONE)
+        return doi_holder(self.service, doi, gone=GONE)
 
     def _refuse_doi_of_another(self, data: dict[str, Any], *, pid: str | None) -> dict[str, Any]:
         """`data`, unless another record holds its DOI; an earlier version of the record `pid`
